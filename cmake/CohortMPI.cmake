@@ -1,0 +1,43 @@
+# Select one MPI for this build directory.
+# FindMPI's MPI_HOME does not select MPICH on Debian; set the three compiler/launcher variables instead
+# (ARCHITECTURE.md, "Measured on these machines").
+if(COHORT_MPI STREQUAL "mpich" OR COHORT_MPI STREQUAL "openmpi")
+  set(_sfx ${COHORT_MPI})
+  foreach(_v C)
+    string(TOLOWER "${_v}" _l)
+    if(_l STREQUAL "c")
+      set(_w mpicc)
+    else()
+      set(_w mpicxx)
+    endif()
+    if(NOT EXISTS /usr/bin/${_w}.${_sfx})
+      message(FATAL_ERROR "cohort: COHORT_MPI=${COHORT_MPI} but /usr/bin/${_w}.${_sfx} is missing (run scripts/setup)")
+    endif()
+    set(MPI_${_v}_COMPILER /usr/bin/${_w}.${_sfx} CACHE FILEPATH "" FORCE)
+  endforeach()
+  set(MPIEXEC_EXECUTABLE /usr/bin/mpiexec.${_sfx} CACHE FILEPATH "" FORCE)
+elseif(NOT COHORT_MPI STREQUAL "auto")
+  message(FATAL_ERROR "cohort: COHORT_MPI must be mpich, openmpi or auto, not '${COHORT_MPI}'")
+endif()
+
+find_package(MPI 3.0 REQUIRED COMPONENTS C)
+# cohort uses the C API only, also from C++.
+add_compile_definitions(OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
+
+# Which MPI did we get? Ask the library's own header.
+file(WRITE ${CMAKE_BINARY_DIR}/cohort_which_mpi.c
+  "#include <mpi.h>\n#if defined(OPEN_MPI)\n#error cohort_mpi=openmpi\n#elif defined(MPICH_VERSION)\n#error cohort_mpi=mpich\n#else\n#error cohort_mpi=unknown\n#endif\n")
+try_compile(_unused ${CMAKE_BINARY_DIR}/cohort_which_mpi
+  SOURCES ${CMAKE_BINARY_DIR}/cohort_which_mpi.c
+  LINK_LIBRARIES MPI::MPI_C
+  OUTPUT_VARIABLE _which_out)
+string(REGEX MATCH "cohort_mpi=([a-z]+)" _m "${_which_out}")
+set(COHORT_MPI_NAME "${CMAKE_MATCH_1}")
+if(NOT COHORT_MPI_NAME OR COHORT_MPI_NAME STREQUAL "unknown")
+  message(FATAL_ERROR "cohort: cannot tell whether ${MPI_C_COMPILER} is MPICH or Open MPI")
+endif()
+if(NOT COHORT_MPI STREQUAL "auto" AND NOT COHORT_MPI_NAME STREQUAL COHORT_MPI)
+  message(FATAL_ERROR "cohort: asked for ${COHORT_MPI} but ${MPI_C_COMPILER} is ${COHORT_MPI_NAME}")
+endif()
+set(COHORT_MPIEXEC ${MPIEXEC_EXECUTABLE})
+message(STATUS "cohort: building for ${COHORT_MPI_NAME} (${MPI_C_COMPILER}, ${MPIEXEC_EXECUTABLE})")

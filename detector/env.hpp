@@ -1,0 +1,19 @@
+// Reading COHORT_* environment variables. Every parse failure is reported by the caller as one line
+// naming the variable; nothing here exits.
+#pragma once
+#include <optional>
+#include <string>
+
+namespace cohort::env {
+
+/// The variable's value, or nullopt when unset or empty.
+std::optional<std::string> get(const char *name);
+
+/// Parses a whole decimal integer in [lo, hi]. Returns nullopt on junk, overflow or out of range.
+std::optional<long> parse_long(const std::string &text, long lo, long hi);
+
+/// Reads an integer variable: `fallback` when unset; nullopt (invalid) when set but not an integer in
+/// [lo, hi].
+std::optional<long> get_long(const char *name, long fallback, long lo, long hi);
+
+}  // namespace cohort::env

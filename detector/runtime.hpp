@@ -1,0 +1,46 @@
+// The process-wide failure-detector runtime: the heartbeat ring's thread and its MPI transport.
+// This is the detector's interface to the rest of cohort (repair/, wrap/ and the C API).
+//
+// Ranks are MPI_COMM_WORLD ranks. All functions are thread-safe. The failed set only grows.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace cohort::detector {
+
+/// Starts the detector after PMPI_Init_thread has returned MPI_THREAD_MULTIPLE: reads COHORT_HB_* and
+/// COHORT_RING_SHUFFLE/COHORT_BCAST/COHORT_INJECT_FAILURE (an invalid value: one line naming the variable,
+/// exit code 2), duplicates MPI_COMM_WORLD for its own traffic (collective: call it from every rank) and
+/// starts the thread. With thread_multiple == false the ring is not started (warned once) and no failure
+/// is ever detected.
+void start(bool thread_multiple);
+
+/// Stops the thread, cancels the receives it posted, and logs the failed-set summary (COHORT_LOG=info).
+/// Local: never waits on another rank. Safe to call twice.
+void stop();
+
+bool running();
+int world_rank();
+int world_size();
+
+/// Number of ranks known dead. Cheap (one atomic load): poll it and look closer only when it changes.
+std::uint64_t failure_epoch();
+bool is_failed(int world_rank);
+/// Dead ranks in the order this rank learned of them.
+std::vector<int> failed_ranks();
+
+/// Another part of cohort learned that world_rank is dead (e.g. from an agreement message): records it
+/// and broadcasts a failure notice as if it had been suspected here. A notice naming this very rank fences it.
+void declare_failed(int world_rank);
+
+/// Internal listener, called on the detector thread once per newly dead rank (after it is recorded).
+/// Must not block and must not call MPI.
+void on_failure(std::function<void(int world_rank)> listener);
+
+/// Registers work that the detector thread runs on every iteration of its loop (about every
+/// COHORT_POLL_US, default 1000 µs), e.g. a protocol that must answer peers while the application
+/// computes. It may call MPI (the thread runs under MPI_THREAD_MULTIPLE). It must not block.
+void add_progress_hook(std::function<void()> hook);
+
+}  // namespace cohort::detector

@@ -1,0 +1,1 @@
+// placeholder until repair/ lands (issue 4)

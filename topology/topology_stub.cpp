@@ -1,0 +1,1 @@
+// placeholder until topology/ lands (issue 3)

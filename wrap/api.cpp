@@ -1,0 +1,71 @@
+// The C API of include/cohort/cohort.h, over the detector runtime and the call counters.
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "cohort/cohort.h"
+#include "detector/runtime.hpp"
+#include "wrap/calls.h"
+#include "wrap/errors.hpp"
+
+namespace cohort::wrap {
+namespace {
+constexpr int kCalls = static_cast<int>(CallId::count_);
+std::atomic<long> g_counts[kCalls];
+const char *const kNames[] = {
+#define COHORT_CALL(name, cls, params, args, note) #name,
+#include "wrap/calls.def"
+#undef COHORT_CALL
+};
+}  // namespace
+
+void count_call(CallId id) { g_counts[static_cast<int>(id)].fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace cohort::wrap
+
+extern "C" {
+
+int cohort_failed_count(void) { return static_cast<int>(cohort::detector::failure_epoch()); }
+
+int cohort_failed_ranks(int *ranks, int max) {
+  if (max <= 0) return 0;
+  if (ranks == nullptr) return -1;
+  std::vector<int> failed = cohort::detector::failed_ranks();
+  int n = 0;
+  for (int r : failed) {
+    if (n == max) break;
+    ranks[n++] = r;
+  }
+  return n;
+}
+
+int cohort_is_alive(int world_rank) {
+  int size = cohort::detector::world_size();
+  if (world_rank < 0 || (size > 0 && world_rank >= size)) return -1;
+  return cohort::detector::is_failed(world_rank) ? 0 : 1;
+}
+
+int cohort_on_failure(cohort_failure_callback callback, void *ctx) {
+  static std::mutex mu;
+  static int registered = 0;
+  if (callback == nullptr) return -1;
+  std::lock_guard<std::mutex> lock(mu);
+  if (registered == 16) return -1;
+  ++registered;
+  cohort::detector::on_failure([callback, ctx](int r) { callback(r, ctx); });
+  return 0;
+}
+
+int cohort_err_proc_failed(void) { return cohort::wrap::err_proc_failed(); }
+
+long cohort_call_count(const char *mpi_call) {
+  if (mpi_call == nullptr) return -1;
+  for (int i = 0; i < cohort::wrap::kCalls; ++i) {
+    if (std::strcmp(cohort::wrap::kNames[i], mpi_call) == 0)
+      return cohort::wrap::g_counts[i].load(std::memory_order_relaxed);
+  }
+  return -1;
+}
+
+}  // extern "C"

@@ -1,0 +1,20 @@
+// Fault injection for users and tests: COHORT_INJECT_FAILURE, done by cohort itself.
+//
+//   COHORT_INJECT_FAILURE="rank=3,after_ms=2000[,signal=KILL|STOP]"      timed: ms after MPI_Init
+//   COHORT_INJECT_FAILURE="rank=1,at=agree.decide[,hit=2][,signal=KILL]"  at a named test hook
+//   several entries separated by ';', e.g. "rank=1,after_ms=500;rank=2,after_ms=900"
+//
+// Named hooks are places in cohort's own code that call inject::point("name"); the rank named by an
+// entry kills itself there (the hit-th time the point is reached, default the first).
+#pragma once
+
+namespace cohort::inject {
+
+/// Parses COHORT_INJECT_FAILURE for this world rank and arms the timed entries (a timer thread).
+/// On a malformed value: one line naming the variable, exit code 2.
+void arm(int world_rank);
+
+/// A named test hook. Cheap when nothing is armed for this rank (one relaxed atomic load).
+void point(const char *name);
+
+}  // namespace cohort::inject

@@ -1,0 +1,76 @@
+#include "wrap/policy.hpp"
+
+#include <mpi.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "detector/env.hpp"
+#include "detector/log.hpp"
+#include "wrap/errors.hpp"
+
+namespace cohort::wrap {
+namespace {
+
+bool parse(const std::string &v, Policy *out) {
+  if (v == "abort") *out = Policy::abort;
+  else if (v == "skip") *out = Policy::skip;
+  else if (v == "error") *out = Policy::error;
+  else return false;
+  return true;
+}
+
+// Reads `name`; true if it was set (and valid). Invalid: one line, exit 2.
+bool read_policy(const std::string &name, Policy *out) {
+  auto v = env::get(name.c_str());
+  if (!v) return false;
+  if (!parse(*v, out)) {
+    log::fatal(2, "%s='%s' is not a policy (expected abort, skip or error)", name.c_str(), v->c_str());
+  }
+  return true;
+}
+
+}  // namespace
+
+const char *policy_name(Policy p) {
+  switch (p) {
+    case Policy::abort: return "abort";
+    case Policy::skip: return "skip";
+    case Policy::error: return "error";
+  }
+  return "?";
+}
+
+Policy dead_root_policy(const char *call, Policy fallback) {
+  std::string suffix = call;
+  if (suffix.rfind("MPI_", 0) == 0) suffix = suffix.substr(4);
+  for (char &c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  Policy p = fallback;
+  if (read_policy("COHORT_ON_DEAD_ROOT_" + suffix, &p)) return p;
+  if (read_policy("COHORT_ON_DEAD_ROOT", &p)) return p;
+  return fallback;
+}
+
+Policy dead_peer_policy(bool send, Policy fallback) {
+  Policy p = fallback;
+  if (read_policy(send ? "COHORT_ON_DEAD_PEER_SEND" : "COHORT_ON_DEAD_PEER_RECV", &p)) return p;
+  if (read_policy("COHORT_ON_DEAD_PEER", &p)) return p;
+  return fallback;
+}
+
+void abort_job(const char *call, const char *what) {
+  log::write(log::Level::error, "%s: %s (policy abort)", call, what);
+  PMPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);  // NOTE: PMPI_Abort should not return; if it does, do not hang either.
+}
+
+int raise_error(MPI_Comm comm, const char *call) {
+  int cls = err_proc_failed();
+  COHORT_LOG_INFO("%s: a rank it needs has failed (policy error, class %d)", call, cls);
+  PMPI_Comm_call_errhandler(comm, cls);
+  return cls;
+}
+
+}  // namespace cohort::wrap

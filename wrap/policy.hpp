@@ -1,0 +1,33 @@
+// What to do when the rank that a call needs is dead (Legio's policies, chosen at run time).
+//
+//   COHORT_ON_DEAD_ROOT=abort|skip|error        all rooted collectives (default: per call, below)
+//   COHORT_ON_DEAD_ROOT_<CALL>=...              one call, e.g. COHORT_ON_DEAD_ROOT_BCAST=skip
+//   COHORT_ON_DEAD_PEER=abort|skip|error        point-to-point, both directions
+//   COHORT_ON_DEAD_PEER_SEND=... / _RECV=...    one direction
+//   COHORT_SEND_RETRIES=3                       send retries for transient trouble before the policy
+//
+// Defaults (Legio): abort for Bcast and Scatter, skip for Reduce and Gather; send to a dead rank skip,
+// receive from a dead rank abort.
+#pragma once
+
+namespace cohort::wrap {
+
+enum class Policy { abort, skip, error };
+
+const char *policy_name(Policy p);
+
+/// Reads the policy for `call` (e.g. "MPI_Bcast"): COHORT_ON_DEAD_ROOT_BCAST, then COHORT_ON_DEAD_ROOT,
+/// then `fallback`. An invalid value: one line naming the variable and the rank, exit code 2.
+Policy dead_root_policy(const char *call, Policy fallback);
+
+/// Reads COHORT_ON_DEAD_PEER_SEND or _RECV, then COHORT_ON_DEAD_PEER, then `fallback`.
+Policy dead_peer_policy(bool send, Policy fallback);
+
+/// Applies `abort`: one line `cohort[rank R] error: <call>: <what> (policy abort)` and terminates the job
+/// (PMPI_Abort on MPI_COMM_WORLD with errorcode 1; never returns, never hangs).
+[[noreturn]] void abort_job(const char *call, const char *what);
+
+/// Applies `error`: calls comm's error handler with cohort's proc-failed class and returns that class.
+int raise_error(MPI_Comm comm, const char *call);
+
+}  // namespace cohort::wrap

@@ -9,6 +9,7 @@
 // Defaults (Legio): abort for Bcast and Scatter, skip for Reduce and Gather; send to a dead rank skip,
 // receive from a dead rank abort.
 #pragma once
+#include <mpi.h>
 
 namespace cohort::wrap {
 

@@ -11,6 +11,11 @@
 
 namespace cohort::repair {
 
+/// Called from the MPI_Init wrappers after detector::start (collective over MPI_COMM_WORLD, while every
+/// rank is alive): sets up the backend's private communication. finalize() is local and never blocks.
+void init();
+void finalize();
+
 /// Status codes (beside MPI_SUCCESS) returned by this interface.
 enum Status : int {
   kRevoked = -101,  ///< comm was revoked (by any member) before or during the call

@@ -3,6 +3,7 @@
 
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
+#include "repair/repair.hpp"
 #include "wrap/calls.h"
 #include "wrap/errors.hpp"
 
@@ -26,6 +27,7 @@ int init_common(int *argc, char ***argv, int *provided) {
     COHORT_LOG_WARN("MPI_Init: MPI provides thread level %d, not MPI_THREAD_MULTIPLE; failure detection is off", got);
   }
   detector::start(got >= MPI_THREAD_MULTIPLE);
+  repair::init();
   if (provided != nullptr) *provided = got;
   return MPI_SUCCESS;
 }
@@ -49,6 +51,7 @@ extern "C" int __wrap_MPI_Init_thread(int *argc, char ***argv, int required, int
 
 extern "C" int __wrap_MPI_Finalize(void) {
   count_call(CallId::MPI_Finalize);
+  cohort::repair::finalize();
   cohort::detector::stop();
   return PMPI_Finalize();
 }

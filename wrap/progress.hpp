@@ -1,0 +1,31 @@
+// The one poll loop of cohort's wrappers: a request is polled together with the failure detector, so no
+// wrapped call ever waits on a dead rank (OCFTL section 4.5: blocking calls rebuilt on nonblocking ones).
+#pragma once
+#include <mpi.h>
+
+#include <functional>
+
+namespace cohort::wrap {
+
+/// What the loop watches besides the request.
+struct Watch {
+  /// True when the operation can no longer complete because a rank it needs is dead. Evaluated once at
+  /// the start and again each time the detector's failure epoch changes (not on every poll).
+  std::function<bool()> broken;
+  /// If not MPI_COMM_NULL, a revoke of this communicator (repair::is_revoked) also ends the wait.
+  MPI_Comm revocable = MPI_COMM_NULL;
+};
+
+enum class WaitResult { completed, broken, revoked };
+
+/// Polls *req (PMPI_Test) until it completes (returns completed, *req is MPI_REQUEST_NULL, *status is
+/// filled if not MPI_STATUS_IGNORE) or the watch fires (returns broken or revoked; *req is left active:
+/// the caller cancels it, frees it, or abandons it). Backs off from spinning to sched_yield to short
+/// sleeps, so that the detector thread keeps running on oversubscribed cores. Handles EINTR.
+/// Thread-safe for distinct requests.
+WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch);
+
+/// Like wait, over several requests: returns completed when all completed.
+WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Watch &watch);
+
+}  // namespace cohort::wrap

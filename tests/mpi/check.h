@@ -4,7 +4,9 @@
 #define COHORT_TEST_CHECK_H
 #include <mpi.h>
 #include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int check_world_rank(void) {
   int r = -1;
@@ -12,23 +14,32 @@ static int check_world_rank(void) {
   return r;
 }
 
-#define CHECK(cond, ...)                                                                    \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      fprintf(stdout, "cohort-test: rank %d FAIL %s:%d: %s: ", check_world_rank(), __FILE__, \
-              __LINE__, #cond);                                                             \
-      fprintf(stdout, __VA_ARGS__);                                                         \
-      fprintf(stdout, "\n");                                                                \
-      fflush(stdout);                                                                       \
-      exit(1);                                                                              \
-    }                                                                                       \
+/* NOTE: each line leaves in one write(2): MPICH's launcher interleaves the output of ranks at write
+ * boundaries, and stdout may be unbuffered there. */
+static void check_line(const char *head, const char *fmt, ...) __attribute__((format(printf, 2, 3), unused));
+static void check_line(const char *head, const char *fmt, ...) {
+  char line[1024];
+  int n = snprintf(line, sizeof line, "cohort-test: rank %d %s", check_world_rank(), head);
+  va_list ap;
+  va_start(ap, fmt);
+  if (n >= 0 && n < (int)sizeof line) n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (n < 0 || n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  fflush(stdout);
+  if (write(STDOUT_FILENO, line, (size_t)n) < 0) {
+  }
+}
+
+#define CHECK(cond, ...)                                                                      \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      char check_what_[768];                                                                  \
+      snprintf(check_what_, sizeof check_what_, __VA_ARGS__);                                 \
+      check_line("FAIL ", "%s:%d: %s: %s", __FILE__, __LINE__, #cond, check_what_);           \
+      exit(1);                                                                                \
+    }                                                                                         \
   } while (0)
 
-#define TEST_PASS(...)                                                   \
-  do {                                                                   \
-    fprintf(stdout, "cohort-test: rank %d PASS ", check_world_rank());   \
-    fprintf(stdout, __VA_ARGS__);                                        \
-    fprintf(stdout, "\n");                                               \
-    fflush(stdout);                                                      \
-  } while (0)
+#define TEST_PASS(...) check_line("PASS ", __VA_ARGS__)
 #endif

@@ -62,6 +62,8 @@ std::atomic<bool> g_live{false};
 std::atomic<bool> g_any_revoked{false};
 std::atomic<std::int64_t> g_last_poll_ns{0};
 int g_keyval = MPI_KEYVAL_INVALID;
+struct Attempt;
+std::vector<std::shared_ptr<Attempt>> g_lost_attempts;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -74,7 +76,7 @@ class Backoff {
  public:
   void pause() {
     ++n_;
-    if (n_ < 128) return;
+    if (n_ < 8) return;
     if (n_ < 4096) {
       sched_yield();
       return;
@@ -268,28 +270,14 @@ std::uint64_t agree_on(CommInfo *info, int *flag, std::vector<int> *failed) {
   }
 }
 
-struct Attempt {
-  std::atomic<bool> done{false};
-  MPI_Comm comm = MPI_COMM_NULL;
-  int rc = MPI_SUCCESS;
-};
-
-// Runs MPI_Comm_create_group on a thread of its own and waits for it, unless a member of the group is
-// found dead first: then the thread is abandoned (it may stay blocked in MPI forever). Returns the
-// attempt; done is false if it was abandoned.
-std::shared_ptr<Attempt> create_group(MPI_Comm comm, MPI_Group group, int tag, const std::vector<int> &members) {
-  auto attempt = std::make_shared<Attempt>();
-  std::thread([attempt, comm, group, tag] {
-    MPI_Comm out = MPI_COMM_NULL;
-    attempt->rc = PMPI_Comm_create_group(comm, group, tag, &out);
-    attempt->comm = out;
-    attempt->done.store(true, std::memory_order_release);
-  }).detach();
+// Waits until done() or until a rank of `members` (world ranks) is known dead; returns done().
+template <typename Done>
+bool wait_unless_lost(Done done, const std::vector<int> &members) {
   Backoff backoff;
   std::int64_t last = now_ns();
-  while (!attempt->done.load(std::memory_order_acquire)) {
-    // NOTE: no MPI call on this thread while the creation runs, except a progress round every 200 µs:
-    // under MPICH's global lock a spinning MPI_Test would slow the creation down.
+  while (!done()) {
+    // NOTE: a progress round (and the check) only every 200 µs: under MPICH's global lock, a thread that
+    // keeps calling MPI slows down the communicator creation it waits for.
     if (now_ns() - last > kRevokePollNs) {
       last = now_ns();
       bool lost = false;
@@ -299,10 +287,55 @@ std::shared_ptr<Attempt> create_group(MPI_Comm comm, MPI_Group group, int tag, c
         for (int w : members) lost = lost || g_engine->is_failed(w);
       }
       declare_learned();
-      if (lost) return attempt;
+      if (lost) return done();
     }
     backoff.pause();
   }
+  return true;
+}
+
+struct Attempt {
+  std::atomic<bool> done{false};
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rc = MPI_SUCCESS;
+};
+
+// A communicator over `group` (world ranks `members`), or an unfinished attempt if a member died first.
+// With every member of comm alive in the agreed view it is a nonblocking MPI_Comm_idup, abandoned if a
+// member dies. Otherwise MPI_Comm_create_group, which cannot be abandoned, runs on a thread of its own;
+// that thread is abandoned instead (it may stay blocked in MPI forever).
+std::shared_ptr<Attempt> make_comm(MPI_Comm comm, bool whole, MPI_Group group, int tag,
+                                   const std::vector<int> &members) {
+  auto attempt = std::make_shared<Attempt>();
+  if (whole) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    attempt->rc = PMPI_Comm_idup(comm, &attempt->comm, &req);
+    if (attempt->rc != MPI_SUCCESS) {
+      attempt->done.store(true);
+      return attempt;
+    }
+    bool done = wait_unless_lost(
+        [&req] {
+          int flag = 0;
+          PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+          return flag != 0;
+        },
+        members);
+    if (done) {
+      attempt->done.store(true);
+    } else {
+      std::lock_guard<std::mutex> lock(g_mu);
+      g_lost_attempts.push_back(attempt);  // MPI may still complete the request and write attempt->comm
+    }
+    return attempt;
+  }
+  std::thread([attempt, comm, group, tag] {
+    MPI_Comm out = MPI_COMM_NULL;
+    attempt->rc = PMPI_Comm_create_group(comm, group, tag, &out);
+    attempt->comm = out;
+    attempt->done.store(true, std::memory_order_release);
+  }).detach();
+  wait_unless_lost([&attempt] { return attempt->done.load(std::memory_order_acquire); }, members);
   return attempt;
 }
 
@@ -367,13 +400,14 @@ int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
     PMPI_Group_excl(group, static_cast<int>(failed.size()), failed.data(), &survivors);
     inject::point("shrink.create");
     // NOTE: the tag tells this attempt from an abandoned earlier one that may still be blocked in MPI.
-    std::shared_ptr<Attempt> made = create_group(comm, survivors, static_cast<int>(inst % 32768), members);
+    std::shared_ptr<Attempt> made =
+        make_comm(comm, failed.empty(), survivors, static_cast<int>(inst % 32768), members);
     bool done = made->done.load(std::memory_order_acquire);
     int ok = done && made->rc == MPI_SUCCESS && made->comm != MPI_COMM_NULL ? 1 : 0;
     inject::point("shrink.confirm");
     std::vector<int> failed_after;
     agree_on(info, &ok, &failed_after);
-    if (done) PMPI_Group_free(&survivors);  // else the abandoned thread may still use it
+    if (done || failed.empty()) PMPI_Group_free(&survivors);  // else the abandoned thread may still use it
     if (ok && failed_after == failed) {
       PMPI_Group_free(&group);
       *newcomm = made->comm;

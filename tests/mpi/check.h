@@ -4,7 +4,6 @@
 #define COHORT_TEST_CHECK_H
 #include <mpi.h>
 #include <stdio.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -14,32 +13,31 @@ static int check_world_rank(void) {
   return r;
 }
 
-/* NOTE: each line leaves in one write(2): MPICH's launcher interleaves the output of ranks at write
- * boundaries, and stdout may be unbuffered there. */
-static void check_line(const char *head, const char *fmt, ...) __attribute__((format(printf, 2, 3), unused));
-static void check_line(const char *head, const char *fmt, ...) {
-  char line[1024];
-  int n = snprintf(line, sizeof line, "cohort-test: rank %d %s", check_world_rank(), head);
-  va_list ap;
-  va_start(ap, fmt);
-  if (n >= 0 && n < (int)sizeof line) n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-  va_end(ap);
-  if (n < 0 || n > (int)sizeof line - 2) n = (int)sizeof line - 2;
-  line[n++] = '\n';
+/* One line, written with a single write(2), so that ranks' lines never interleave. */
+static void check_line(const char *head, const char *detail) {
+  char line[2048];
+  int n = snprintf(line, sizeof line, "cohort-test: rank %d %s%s\n", check_world_rank(), head, detail);
+  if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
   fflush(stdout);
-  if (write(STDOUT_FILENO, line, (size_t)n) < 0) {
+  if (write(1, line, (size_t)n) < 0) {
   }
 }
 
-#define CHECK(cond, ...)                                                                      \
-  do {                                                                                        \
-    if (!(cond)) {                                                                            \
-      char check_what_[768];                                                                  \
-      snprintf(check_what_, sizeof check_what_, __VA_ARGS__);                                 \
-      check_line("FAIL ", "%s:%d: %s: %s", __FILE__, __LINE__, #cond, check_what_);           \
-      exit(1);                                                                                \
-    }                                                                                         \
+#define CHECK(cond, ...)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      char check_head_[512], check_detail_[1024];                                       \
+      snprintf(check_head_, sizeof check_head_, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      snprintf(check_detail_, sizeof check_detail_, __VA_ARGS__);                       \
+      check_line(check_head_, check_detail_);                                           \
+      exit(1);                                                                          \
+    }                                                                                   \
   } while (0)
 
-#define TEST_PASS(...) check_line("PASS ", __VA_ARGS__)
+#define TEST_PASS(...)                                              \
+  do {                                                              \
+    char check_detail_[1024];                                       \
+    snprintf(check_detail_, sizeof check_detail_, __VA_ARGS__);     \
+    check_line("PASS ", check_detail_);                             \
+  } while (0)
 #endif

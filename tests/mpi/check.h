@@ -5,7 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+#include <unistd.h>
 
 static int check_world_rank(void) {
   int r = -1;
@@ -13,29 +13,31 @@ static int check_world_rank(void) {
   return r;
 }
 
-/* NOTE: each line is formatted first and written with one fputs: MPICH forwards ranks' output in chunks,
- * and a line written in pieces interleaves with other ranks' lines. */
-#define CHECK_LINE_(prefix_fmt, prefix_arg, ...)                                   \
-  do {                                                                             \
-    char check_line_[1024];                                                        \
-    int check_n_ = snprintf(check_line_, sizeof check_line_, prefix_fmt, prefix_arg); \
-    if (check_n_ < 0 || check_n_ >= (int)sizeof check_line_) check_n_ = 0;         \
-    snprintf(check_line_ + check_n_, sizeof check_line_ - 1 - (size_t)check_n_, __VA_ARGS__); \
-    strcat(check_line_, "\n");                                                     \
-    fputs(check_line_, stdout);                                                    \
-    fflush(stdout);                                                                \
+/* One line, written with a single write(2), so that ranks' lines never interleave. */
+static void check_line(const char *head, const char *detail) {
+  char line[2048];
+  int n = snprintf(line, sizeof line, "cohort-test: rank %d %s%s\n", check_world_rank(), head, detail);
+  if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
+  fflush(stdout);
+  if (write(1, line, (size_t)n) < 0) {
+  }
+}
+
+#define CHECK(cond, ...)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      char check_head_[512], check_detail_[1024];                                       \
+      snprintf(check_head_, sizeof check_head_, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      snprintf(check_detail_, sizeof check_detail_, __VA_ARGS__);                       \
+      check_line(check_head_, check_detail_);                                           \
+      exit(1);                                                                          \
+    }                                                                                   \
   } while (0)
 
-#define CHECK(cond, ...)                                                                    \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      char check_where_[256];                                                               \
-      snprintf(check_where_, sizeof check_where_, "cohort-test: rank %d FAIL %s:%d: %s: ",  \
-               check_world_rank(), __FILE__, __LINE__, #cond);                              \
-      CHECK_LINE_("%s", check_where_, __VA_ARGS__);                                         \
-      exit(1);                                                                              \
-    }                                                                                       \
+#define TEST_PASS(...)                                              \
+  do {                                                              \
+    char check_detail_[1024];                                       \
+    snprintf(check_detail_, sizeof check_detail_, __VA_ARGS__);     \
+    check_line("PASS ", check_detail_);                             \
   } while (0)
-
-#define TEST_PASS(...) CHECK_LINE_("cohort-test: rank %d PASS ", check_world_rank(), __VA_ARGS__)
 #endif

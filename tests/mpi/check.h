@@ -24,11 +24,15 @@ static int check_world_rank(void) {
     }                                                                                       \
   } while (0)
 
-#define TEST_PASS(...)                                                   \
-  do {                                                                   \
-    fprintf(stdout, "cohort-test: rank %d PASS ", check_world_rank());   \
-    fprintf(stdout, __VA_ARGS__);                                        \
-    fprintf(stdout, "\n");                                               \
-    fflush(stdout);                                                      \
+/* NOTE: one fputs per line: MPICH's stdout may be unbuffered, and three separate writes from several
+ * ranks interleave in the launcher's output. */
+#define TEST_PASS(...)                                                              \
+  do {                                                                              \
+    char test_pass_msg_[512], test_pass_line_[640];                                 \
+    snprintf(test_pass_msg_, sizeof test_pass_msg_, __VA_ARGS__);                   \
+    snprintf(test_pass_line_, sizeof test_pass_line_, "cohort-test: rank %d PASS %s\n", \
+             check_world_rank(), test_pass_msg_);                                   \
+    fputs(test_pass_line_, stdout);                                                 \
+    fflush(stdout);                                                                 \
   } while (0)
 #endif

@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int check_world_rank(void) {
   int r = -1;
@@ -12,27 +13,31 @@ static int check_world_rank(void) {
   return r;
 }
 
-#define CHECK(cond, ...)                                                                    \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      fprintf(stdout, "cohort-test: rank %d FAIL %s:%d: %s: ", check_world_rank(), __FILE__, \
-              __LINE__, #cond);                                                             \
-      fprintf(stdout, __VA_ARGS__);                                                         \
-      fprintf(stdout, "\n");                                                                \
-      fflush(stdout);                                                                       \
-      exit(1);                                                                              \
-    }                                                                                       \
+/* One line, written with a single write(2), so that ranks' lines never interleave. */
+static void check_line(const char *head, const char *detail) {
+  char line[2048];
+  int n = snprintf(line, sizeof line, "cohort-test: rank %d %s%s\n", check_world_rank(), head, detail);
+  if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
+  fflush(stdout);
+  if (write(1, line, (size_t)n) < 0) {
+  }
+}
+
+#define CHECK(cond, ...)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      char check_head_[512], check_detail_[1024];                                       \
+      snprintf(check_head_, sizeof check_head_, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      snprintf(check_detail_, sizeof check_detail_, __VA_ARGS__);                       \
+      check_line(check_head_, check_detail_);                                           \
+      exit(1);                                                                          \
+    }                                                                                   \
   } while (0)
 
-/* NOTE: one fputs per line: MPICH's stdout may be unbuffered, and three separate writes from several
- * ranks interleave in the launcher's output. */
-#define TEST_PASS(...)                                                              \
-  do {                                                                              \
-    char test_pass_msg_[512], test_pass_line_[640];                                 \
-    snprintf(test_pass_msg_, sizeof test_pass_msg_, __VA_ARGS__);                   \
-    snprintf(test_pass_line_, sizeof test_pass_line_, "cohort-test: rank %d PASS %s\n", \
-             check_world_rank(), test_pass_msg_);                                   \
-    fputs(test_pass_line_, stdout);                                                 \
-    fflush(stdout);                                                                 \
+#define TEST_PASS(...)                                              \
+  do {                                                              \
+    char check_detail_[1024];                                       \
+    snprintf(check_detail_, sizeof check_detail_, __VA_ARGS__);     \
+    check_line("PASS ", check_detail_);                             \
   } while (0)
 #endif

@@ -50,6 +50,22 @@ void expect_nothing_more(SimNet &net, const std::vector<int> &dead) {
   }
 }
 
+// One state machine on an identity ring of n ranks, started at time 0 (its first output discarded).
+std::unique_ptr<RingDetector> machine(int n, int rank) {
+  Config c;
+  c.rank = rank;
+  c.ring = std::make_shared<cohort::topology::Ring>(n, false, 1);
+  Output out;
+  return std::make_unique<RingDetector>(c, 0, &out);
+}
+
+std::vector<int> notice_targets(const Output &out) {
+  std::vector<int> to;
+  for (auto &o : out.messages)
+    if (o.msg.type == MsgType::notice) to.push_back(o.to);
+  return sorted(to);
+}
+
 int max_hops(const SimNet &net, int dead) {
   int h = 0;
   for (int r = 0; r < net.size(); ++r)
@@ -253,94 +269,67 @@ TEST(DetectorMachine, DeclaredFailureIsBroadcast) {
 }
 
 TEST(DetectorMachine, NoticeTargetsAreChordFingersOverLivePositions) {
-  auto ring = std::make_shared<cohort::topology::Ring>(8, false, 1);
-  Config c;
-  c.rank = 0;
-  c.ring = ring;
+  auto d = machine(8, 0);
   Output out;
-  RingDetector d(c, 0, &out);
+  d->declare_failed(5, 1, &out);
+  // live 0 1 2 3 4 6 7: +1, +2, +4 -> ranks 1, 2, 4
+  EXPECT_EQ(notice_targets(out), (std::vector<int>{1, 2, 4}));
   out.clear();
-  d.declare_failed(5, 1, &out);
-  std::vector<int> to;
-  for (auto &o : out.messages)
-    if (o.msg.type == MsgType::notice) to.push_back(o.to);
-  // 7 live positions: +1, +2, +4 -> ranks 1, 2, 4 (5 is skipped by +4? no: 1 2 3 4 6 7 -> +4 is 4).
-  EXPECT_EQ(sorted(to), (std::vector<int>{1, 2, 4}));
-  out.clear();
-  d.declare_failed(2, 2, &out);
-  to.clear();
-  for (auto &o : out.messages)
-    if (o.msg.type == MsgType::notice) to.push_back(o.to);
+  d->declare_failed(2, 2, &out);
   // live 0 1 3 4 6 7: +1 -> 1, +2 -> 3, +4 -> 6
-  EXPECT_EQ(sorted(to), (std::vector<int>{1, 3, 6}));
+  EXPECT_EQ(notice_targets(out), (std::vector<int>{1, 3, 6}));
 }
 
 TEST(DetectorMachine, MessageFromAFailedRankIsAnsweredWithItsDeath) {
-  auto ring = std::make_shared<cohort::topology::Ring>(4, false, 1);
-  Config c;
-  c.rank = 0;
-  c.ring = ring;
+  auto d = machine(4, 0);
   Output out;
-  RingDetector d(c, 0, &out);
-  d.declare_failed(2, 1, &out);
+  d->declare_failed(2, 1, &out);
   out.clear();
   Message hb;
   hb.type = MsgType::heartbeat;
-  d.on_message(2, hb, 2, &out);
+  d->on_message(2, hb, 2, &out);
   ASSERT_EQ(out.messages.size(), 1u);
   EXPECT_EQ(out.messages[0].to, 2);
   EXPECT_EQ(out.messages[0].msg.type, MsgType::sync);
   EXPECT_EQ(out.messages[0].msg.failed, (std::vector<int>{2}));
   // ...and that sync fences the receiver.
-  Config c2 = c;
-  c2.rank = 2;
+  auto zombie = machine(4, 2);
   Output out2;
-  RingDetector zombie(c2, 0, &out2);
-  out2.clear();
-  zombie.on_message(0, out.messages[0].msg, 3, &out2);
-  EXPECT_TRUE(zombie.fenced());
+  zombie->on_message(0, out.messages[0].msg, 3, &out2);
+  EXPECT_TRUE(zombie->fenced());
   ASSERT_EQ(out2.events.size(), 1u);
   EXPECT_EQ(out2.events[0].kind, Event::self_fenced);
 }
 
 TEST(DetectorMachine, StalledRankDoesNotAccuseItsEmitter) {
-  auto ring = std::make_shared<cohort::topology::Ring>(4, false, 1);
-  Config c;
-  c.rank = 1;
-  c.ring = ring;
+  auto d = machine(4, 1);
   Output out;
-  RingDetector d(c, 0, &out);
-  for (Time t = 0; t <= 500 * kMs; t += kMs) d.tick(t, &out);
+  for (Time t = 0; t <= 500 * kMs; t += kMs) d->tick(t, &out);
   // No tick for 5 s (this rank was not scheduled), then one: the emitter's silence proves nothing.
   out.clear();
-  d.tick(5500 * kMs, &out);
+  d->tick(5500 * kMs, &out);
   EXPECT_TRUE(out.events.empty());
-  EXPECT_FALSE(d.is_failed(0));
+  EXPECT_FALSE(d->is_failed(0));
   // Ticking normally again, a silent emitter is suspected one timeout later.
-  for (Time t = 5501 * kMs; t <= 6600 * kMs && out.events.empty(); t += kMs) d.tick(t, &out);
+  for (Time t = 5501 * kMs; t <= 6600 * kMs && out.events.empty(); t += kMs) d->tick(t, &out);
   ASSERT_EQ(out.events.size(), 1u);
   EXPECT_EQ(out.events[0].rank, 0);
 }
 
 TEST(DetectorMachine, NoticeNamingThisRankFencesIt) {
-  auto ring = std::make_shared<cohort::topology::Ring>(4, false, 1);
-  Config c;
-  c.rank = 3;
-  c.ring = ring;
+  auto d = machine(4, 3);
   Output out;
-  RingDetector d(c, 0, &out);
-  out.clear();
   Message m;
   m.type = MsgType::notice;
   m.subject = 3;
   m.hops = 2;
-  d.on_message(1, m, 10, &out);
-  EXPECT_TRUE(d.fenced());
+  d->on_message(1, m, 10, &out);
+  EXPECT_TRUE(d->fenced());
   ASSERT_EQ(out.events.size(), 1u);
   EXPECT_EQ(out.events[0].kind, Event::self_fenced);
   EXPECT_EQ(out.events[0].from, 1);
   out.clear();
-  d.tick(10 * kTimeout, &out);  // inert afterwards
+  d->tick(10 * kTimeout, &out);  // inert afterwards
   EXPECT_TRUE(out.messages.empty());
 }
 

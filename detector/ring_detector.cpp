@@ -62,6 +62,18 @@ void RingDetector::tick(Time now, Output *out) {
   }
   if (stopped()) return;
   if (observer_ >= 0 && now >= next_hb_) send_heartbeat(now, out);
+  if (next_emit_request_ >= 0 && now >= next_emit_request_) send_emit_request(now, out);
+}
+
+void RingDetector::send_emit_request(Time now, Output *out) {
+  Message m;
+  m.type = MsgType::emit_request;
+  for (int p : live_.absent_between(pos_of(emitter_), me_pos_)) {
+    int r = rank_at(p);
+    (is_failed(r) ? m.failed : m.left).push_back(r);
+  }
+  out->messages.push_back({emitter_, std::move(m)});
+  next_emit_request_ = now + cfg_.period;
 }
 
 void RingDetector::send_heartbeat(Time now, Output *out) {
@@ -92,6 +104,7 @@ void RingDetector::on_message(int from, const Message &msg, Time now, Output *ou
   if (from == emitter_) {
     last_heard_ = now;
     deadline_ = now + cfg_.timeout;
+    next_emit_request_ = -1;
   }
   switch (msg.type) {
     case MsgType::heartbeat: {
@@ -225,15 +238,8 @@ void RingDetector::retarget(Time now, Output *out) {
     emitter_ = emi;
     last_heard_ = now;
     deadline_ = now + cfg_.timeout + cfg_.grace;
-    if (emi >= 0 && !first) {
-      Message m;
-      m.type = MsgType::emit_request;
-      for (int p : live_.absent_between(pos_of(emi), me_pos_)) {
-        int r = rank_at(p);
-        (is_failed(r) ? m.failed : m.left).push_back(r);
-      }
-      out->messages.push_back({emi, std::move(m)});
-    }
+    next_emit_request_ = -1;
+    if (emi >= 0 && !first) send_emit_request(now, out);
   }
 }
 

@@ -12,7 +12,8 @@
 //  - Suspicion: no message from the emitter for *timeout* -> the emitter is marked failed, a failure
 //    notice goes to the broadcast targets (topology::bcast_offsets, counted in live positions), and the
 //    next live predecessor becomes the emitter: it is sent an emit request (naming the absent ranks
-//    between the two) and gets timeout + grace before it can be suspected in turn.
+//    between the two) and gets timeout + grace before it can be suspected in turn. Until it is heard,
+//    the request is repeated every period (it may not know yet that it must emit to us).
 //  - Broadcast: every rank sends a notice to its own targets once, on first learning of a failure
 //    (whatever told it), so the notice floods the overlay and survives dead forwarders.
 //  - Anti-entropy: every heartbeat carries a digest (count and an order-free hash) of the sender's failed
@@ -126,6 +127,7 @@ class RingDetector {
   void broadcast(int rank, int hops, Output *out);
   void send_heartbeat(Time now, Output *out);
   void send_sync(int to, bool reply, Output *out);
+  void send_emit_request(Time now, Output *out);
   void fence(int from, How how, Output *out);
   bool contains_failed(const std::vector<int> &sorted, int rank) const;
 
@@ -138,6 +140,7 @@ class RingDetector {
   std::uint64_t digest_ = 0;
   int emitter_ = -1, observer_ = -1;
   Time last_heard_ = 0, deadline_ = 0, next_hb_ = 0, last_tick_ = -1;
+  Time next_emit_request_ = -1;  // >= 0 while a re-targeted emitter has not been heard
   int mismatch_from_ = -1, mismatch_streak_ = 0;
   bool fenced_ = false, stopped_ = false;
   // bcast_offsets for the current live count (recomputed when it changes).

@@ -56,6 +56,7 @@ struct Sent {
 std::mutex g_mu;
 std::unique_ptr<Engine> g_engine;
 MPI_Comm g_comm = MPI_COMM_NULL;
+MPI_Request g_comm_req = MPI_REQUEST_NULL;  // its nonblocking duplication from MPI_Init, until done
 std::vector<char> g_rbuf;
 MPI_Request g_rreq = MPI_REQUEST_NULL;
 std::deque<Sent> g_sent;
@@ -123,6 +124,28 @@ void post_receive() {
   if (rc != MPI_SUCCESS) log::fatal(1, "repair: MPI_Irecv on the private communicator failed (code %d)", rc);
 }
 
+// The private communicator is duplicated without blocking MPI_Init; it is ready once that completes.
+// A rank that died before then leaves it incomplete forever: repair then stops the job with one line
+// instead of waiting. Caller holds g_mu.
+bool transport_ready_locked() {
+  if (g_comm_req == MPI_REQUEST_NULL) return true;
+  int done = 0;
+  PMPI_Test(&g_comm_req, &done, MPI_STATUS_IGNORE);
+  if (done) {
+    PMPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+    post_receive();
+    return true;
+  }
+  return false;
+}
+
+void require_transport_locked(const char *call) {
+  if (!transport_ready_locked() && detector::failure_epoch() > 0) {
+    log::fatal(1, "%s: a rank died before cohort's private communicator was set up (during MPI_Init); "
+               "the survivors cannot be repaired", call);
+  }
+}
+
 [[noreturn]] void fence() {
   COHORT_LOG_ERROR("repair: the survivors agreed that this rank is dead; exiting (self-fencing)");
   std::_Exit(COHORT_EXIT_FENCED);
@@ -137,8 +160,10 @@ const char *hook_name(const std::vector<char> &bytes) {
   }
 }
 
-// Hands the engine's messages to MPI. Caller holds g_mu.
+// Hands the engine's messages to MPI (they wait in the engine until the transport is ready). Caller
+// holds g_mu.
 void flush_locked() {
+  if (!transport_ready_locked()) return;
   for (Engine::Send &s : g_engine->take_sends()) {
     inject::point(hook_name(s.bytes));
     Sent sent{MPI_REQUEST_NULL, std::move(s.bytes), s.to};
@@ -155,7 +180,7 @@ void flush_locked() {
 
 // One round of progress: failures, received messages, sends. Caller holds g_mu.
 void progress_locked() {
-  if (!g_live.load(std::memory_order_relaxed)) return;
+  if (!g_live.load(std::memory_order_relaxed) || !transport_ready_locked()) return;
   std::uint64_t epoch = detector::failure_epoch();
   if (epoch != g_epoch_fed) {
     g_epoch_fed = epoch;
@@ -249,6 +274,7 @@ std::uint64_t agree_on(CommInfo *info, int *flag, std::vector<int> *failed) {
   std::uint64_t inst;
   {
     std::lock_guard<std::mutex> lock(g_mu);
+    require_transport_locked("repair::agree");
     progress_locked();
     inst = g_engine->start_agree(info->id, *flag);
     flush_locked();
@@ -259,6 +285,7 @@ std::uint64_t agree_on(CommInfo *info, int *flag, std::vector<int> *failed) {
     bool done;
     {
       std::lock_guard<std::mutex> lock(g_mu);
+      require_transport_locked("repair::agree");
       progress_locked();
       done = g_engine->decision(info->id, inst, flag, failed);
     }
@@ -412,22 +439,33 @@ int creation_tag(std::uint64_t id, std::size_t failed) {
 
 void init() {
   if (g_live.load()) return;
-  int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
-  if (rc != MPI_SUCCESS) log::fatal(1, "repair: MPI_Comm_dup(MPI_COMM_WORLD) failed (code %d)", rc);
-  PMPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+  // NOTE: nonblocking duplications, waited for here unless a rank is found dead meanwhile: a rank that
+  // dies during MPI_Init must not hang the others in it (repair then reports it at its first use).
+  int rc = PMPI_Comm_idup(MPI_COMM_WORLD, &g_comm, &g_comm_req);
+  if (rc != MPI_SUCCESS) log::fatal(1, "MPI_Init: repair: MPI_Comm_idup(MPI_COMM_WORLD) failed (code %d)", rc);
   PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_info, &g_keyval, nullptr);
   int size = 0, rank = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CommInfo *world;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     g_engine = std::make_unique<Engine>(rank);
     g_rbuf.assign(max_wire_size(size), 0);
-    post_receive();
-    CommInfo *world = register_locked(MPI_COMM_WORLD, nullptr);
-    PMPI_Comm_dup(MPI_COMM_WORLD, &world->shadow);
-    g_live.store(true);
+    world = register_locked(MPI_COMM_WORLD, nullptr);
+    PMPI_Comm_idup(MPI_COMM_WORLD, &world->shadow, &world->shadow_req);
   }
+  Backoff backoff;
+  for (;;) {
+    bool ready;
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      ready = transport_ready_locked() && shadow_ready(world);
+    }
+    if (ready || detector::failure_epoch() > 0) break;
+    backoff.pause();
+  }
+  g_live.store(true);
   detector::add_progress_hook(progress_from_hook);
 }
 
@@ -436,8 +474,10 @@ void finalize() {
   if (!g_live.exchange(false)) return;
   // NOTE: the receive is withdrawn; the private communicator and abandoned sends are left to MPI, since
   // freeing them could wait on dead ranks.
-  PMPI_Cancel(&g_rreq);
-  PMPI_Wait(&g_rreq, MPI_STATUS_IGNORE);
+  if (g_rreq != MPI_REQUEST_NULL) {
+    PMPI_Cancel(&g_rreq);
+    PMPI_Wait(&g_rreq, MPI_STATUS_IGNORE);
+  }
 }
 
 void register_comm(MPI_Comm comm, MPI_Comm parent) {

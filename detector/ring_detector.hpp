@@ -107,6 +107,10 @@ class RingDetector {
   /// This rank stops (MPI_Finalize): tells its observer and emitter; afterwards the machine is inert.
   void leave(Time now, Output *out);
 
+  /// The earliest time at which tick() has something to do (a heartbeat, a suspicion, a repeated emit
+  /// request); a caller may sleep until then if no message arrives. -1 when stopped.
+  Time next_wakeup() const;
+
   bool fenced() const { return fenced_; }
   bool stopped() const { return stopped_ || fenced_; }
   bool is_failed(int rank) const;

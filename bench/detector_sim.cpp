@@ -4,13 +4,16 @@
 // shuffle, it kills k ranks after warm-up and measures, until every survivor knows all k:
 //   - detect_ms:   kill -> first suspicion (virtual ms)
 //   - all_know_ms: kill -> the last survivor learned the last victim
-//   - max_hops:    the largest hop count of a notice through which a survivor learned a victim
+//   - max_hops:    the largest hop count of the notice through which a survivor first learned a victim
+//   - depth_hops:  the flood's depth: max over survivors of the fewest hops of any notice copy it got
+//                  (first arrival need not be the fewest hops when latencies vary)
 //   - notices/syncs/emit requests sent from the kill until everyone knew, and notices in total
 // Writes one CSV row per run (stdout or --csv FILE).
 //
 //   detector_sim [--n 256,4096,65536] [--bcast chord,bmg,hba] [--k 1,4,16] [--victims random,consecutive]
 //                [--shuffle 0,1] [--period-ms 100] [--timeout-ms 1000] [--latency-us 20+exp30]
 //                [--seed 1] [--csv FILE]
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -57,7 +60,7 @@ struct Options {
 
 struct Result {
   double detect_ms = -1, all_know_ms = -1;
-  int max_hops = 0;
+  int max_hops = 0, depth_hops = 0;
   std::uint64_t notices = 0, syncs = 0, emits = 0, notices_total = 0;
   long false_positives = 0;
   double notice_fraction = 0;  // share of (survivor, victim) pairs learned through a notice
@@ -116,6 +119,16 @@ Result run_one(int n, Bcast b, int k, bool consecutive, bool shuffle, const Opti
       if (l.hops > r.max_hops) r.max_hops = l.hops;
     }
   };
+  std::vector<int> victim_index(static_cast<size_t>(n), -1);
+  for (int i = 0; i < k; ++i) victim_index[victims[i]] = i;
+  std::vector<int> min_hops(static_cast<size_t>(n) * k, -1);  // (survivor, victim) -> fewest hops seen
+  net.on_deliver = [&](int, int to, const Message &m) {
+    if (m.type == MsgType::notice && !is_victim[to] && m.subject >= 0 && is_victim[m.subject]) {
+      int &h = min_hops[static_cast<size_t>(to) * k + victim_index[m.subject]];
+      if (h < 0 || m.hops < h) h = m.hops;
+    }
+    return true;
+  };
   Time limit = t0 + static_cast<Time>(k + 2) * (c.timeout + c.grace) + c.timeout;
   bool ok = net.run_until([&] { return known >= need; }, limit);
   r.notices = net.sent[2] - base[2];
@@ -127,6 +140,7 @@ Result run_one(int n, Bcast b, int k, bool consecutive, bool shuffle, const Opti
   }
   net.run_until(net.now() + 20000);  // let the last notices land
   r.notices_total = net.sent[2] - base[2];
+  for (int h : min_hops) r.depth_hops = std::max(r.depth_hops, h);
   r.notice_fraction = need > 0 ? static_cast<double>(by_notice) / static_cast<double>(need) : 0;
   return r;
 }
@@ -162,7 +176,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::fprintf(out,
-               "n,bcast,k,victims,shuffle,period_ms,timeout_ms,latency_us,detect_ms,all_know_ms,max_hops,hop_bound,"
+               "n,bcast,k,victims,shuffle,period_ms,timeout_ms,latency_us,detect_ms,all_know_ms,max_hops,depth_hops,hop_bound,"
                "notices,notices_total,syncs,emit_requests,notices_per_failure,notice_fraction,false_positives,"
                "wall_s\n");
   for (long n : o.n)
@@ -176,9 +190,9 @@ int main(int argc, char **argv) {
             Result r = run_one(static_cast<int>(n), b, static_cast<int>(k), vic == "consecutive", sh != 0, o, o.seed);
             double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
             int bound = static_cast<int>(std::ceil(std::log2(static_cast<double>(n)))) + 1;
-            std::fprintf(out, "%ld,%s,%ld,%s,%ld,%ld,%ld,%ld+exp%ld,%.3f,%.3f,%d,%d,%llu,%llu,%llu,%llu,%.1f,%.3f,%ld,%.2f\n",
+            std::fprintf(out, "%ld,%s,%ld,%s,%ld,%ld,%ld,%ld+exp%ld,%.3f,%.3f,%d,%d,%d,%llu,%llu,%llu,%llu,%.1f,%.3f,%ld,%.2f\n",
                          n, bn.c_str(), k, vic.c_str(), sh, o.period_ms, o.timeout_ms, o.lat_base_us, o.lat_exp_us,
-                         r.detect_ms, r.all_know_ms, r.max_hops, bound, static_cast<unsigned long long>(r.notices),
+                         r.detect_ms, r.all_know_ms, r.max_hops, r.depth_hops, bound, static_cast<unsigned long long>(r.notices),
                          static_cast<unsigned long long>(r.notices_total), static_cast<unsigned long long>(r.syncs),
                          static_cast<unsigned long long>(r.emits), static_cast<double>(r.notices_total) / k,
                          r.notice_fraction, r.false_positives, wall);

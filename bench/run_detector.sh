@@ -8,15 +8,23 @@
 #      consecutive victims, shuffle off/on.
 # Needs build/openmpi and build/mpich (scripts/build openmpi; scripts/build mpich). Every multi-rank run
 # holds /tmp/cohort-mpi-tests.lock and has a hard timeout.
-#   bench/run_detector.sh [--quick]
+#   bench/run_detector.sh [--quick] [--sim-only]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/bench/results
 mkdir -p "$out"
 reps=3 idle_s=10
 sim_big="256,4096,65536"
-if [ "${1:-}" = "--quick" ]; then reps=1 idle_s=3 sim_big="256,4096"; fi
+sim_only=0
+for a in "$@"; do
+  case "$a" in
+    --quick) reps=1 idle_s=3 sim_big="256,4096" ;;
+    --sim-only) sim_only=1 ;;
+    *) echo "run_detector: unknown option $a" >&2; exit 2 ;;
+  esac
+done
 run=$root/scripts/cohort-run
+if [ $sim_only = 0 ]; then
 
 # --- 1. real detection latency ---
 lat=$out/detector_latency.csv
@@ -51,6 +59,7 @@ for mpi in openmpi mpich; do
     /^detector-bench: rank [0-9]+ cpu_us/ { printf "%s,4,%d,%d,%d,%d,%.3f,%d,%d,%d\n", mpi, $3, s, $5, $7, 100 * $5 / $7, $9, $11, $13 }' >> "$cpu"
 done
 cat "$cpu"
+fi
 
 # --- 3. simulator ---
 sim=$root/build/openmpi/bench/detector_sim

@@ -34,8 +34,8 @@ struct Ring {
 ///    finger table as used by OCFTL (Rosso and Francesquini, section 4.1). About log2 L messages per
 ///    rank, log2 L hops.
 ///  - bmg: +-1, +-2, +-4, ..., +-2^k, same k: the binomial graph over which the ULFM detector floods its
-///    failure notices (Bosilca et al., "A failure detector for HPC platforms", IJHPCA 32(1), 2018,
-///    section 4, "propagation"; Open MPI's comm_ft_reliable_bcast.c sends to me +- 2^i for 2^i <= L/2).
+///    failure notices (Bosilca et al., "A failure detector for HPC platforms", IJHPCA 32(1), 2018, the
+///    propagation stage; Open MPI's ULFM comm_ft_reliable_bcast.c sends to me +- 2^i for 2^i <= L/2).
 ///    About 2 log2 L messages per rank.
 ///  - hba: +-1, +-2, ..., +-k with k = floor(log2 L): a Harary-style circulant graph, the k nearest
 ///    live ranks on each side (the definition in this project's issue: "k = floor(log2 N) both ways").

@@ -8,18 +8,19 @@
 #      consecutive victims, shuffle off/on.
 # Needs build/openmpi and build/mpich (scripts/build openmpi; scripts/build mpich). Every multi-rank run
 # holds /tmp/cohort-mpi-tests.lock and has a hard timeout.
-#   bench/run_detector.sh [--quick] [--sim-only]
+#   bench/run_detector.sh [--quick] [--sim-only | --mpi-only]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/bench/results
 mkdir -p "$out"
 reps=3 idle_s=10
 sim_big="256,4096,65536"
-sim_only=0
+sim_only=0 mpi_only=0
 for a in "$@"; do
   case "$a" in
     --quick) reps=1 idle_s=3 sim_big="256,4096" ;;
     --sim-only) sim_only=1 ;;
+    --mpi-only) mpi_only=1 ;;
     *) echo "run_detector: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -62,6 +63,7 @@ cat "$cpu"
 fi
 
 # --- 3. simulator ---
+if [ $mpi_only = 0 ]; then
 sim=$root/build/openmpi/bench/detector_sim
 simcsv=$out/detector_sim.csv
 "$sim" --n 64,1024 --k 1,2,4,8,16 --csv "$simcsv.part1"
@@ -69,6 +71,7 @@ simcsv=$out/detector_sim.csv
 "$sim" --n 4096 --k 1,4 --victims random --shuffle 0 --latency-us 5+exp500 --csv "$simcsv.part3"
 { cat "$simcsv.part1"; tail -n +2 "$simcsv.part2"; tail -n +2 "$simcsv.part3"; } > "$simcsv"
 rm -f "$simcsv".part*
+fi
 
 python3 "$root/bench/detector_summary.py" "$out" > "$out/detector_summary.md"
 cat "$out/detector_summary.md"

@@ -41,7 +41,7 @@ void on_failure(std::function<void(int world_rank)> listener);
 /// Registers work that the detector thread runs on every iteration of its loop, e.g. a protocol that
 /// must answer peers while the application computes. It may call MPI (the thread runs under
 /// MPI_THREAD_MULTIPLE). It must not block. The loop runs every COHORT_POLL_US (default 1000 µs) while
-/// active, and every COHORT_IDLE_POLL_US (default 4000 µs) after 100 ms with nothing but heartbeats
+/// active, and every COHORT_IDLE_POLL_US (default 5000 µs) after 100 ms with nothing but heartbeats
 /// (which keeps the thread under 1% of a core); see poll_fast().
 void add_progress_hook(std::function<void()> hook);
 

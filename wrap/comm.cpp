@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "wrap/calls.h"
+#include "repair/repair.hpp"
 #include "wrap/driver.hpp"
 
 namespace cohort::wrap {
@@ -36,10 +37,12 @@ class CommSlots {
   std::vector<MPI_Comm *> slots_;
 };
 
-// The new communicator becomes an alias of its own, with the program's error handler.
-void adopt(const Alias &parent, MPI_Comm comm) {
+// The new communicator (made on the substitute `made_on`) becomes an alias of its own, with the program's
+// error handler, and is registered with repair (same id on every member, as repair requires).
+void adopt(const Alias &parent, const Substitute *made_on, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return;
-  if (parent.current().comm != parent.handle()) {
+  repair::register_comm(comm, made_on->comm);
+  if (made_on->comm != parent.handle()) {
     MPI_Errhandler eh;
     PMPI_Comm_get_errhandler(parent.handle(), &eh);
     PMPI_Comm_set_errhandler(comm, eh);
@@ -106,10 +109,14 @@ extern "C" int __wrap_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Comm_dup(comm, newcomm);
   CommSlots slots;
+  const Substitute *made_on = nullptr;
   int rc = run(*a, CallDesc{"MPI_Comm_dup", "comm_dup.posted", Shape::communicator},
-               [&](const Substitute &s, int, MPI_Request *req) { return PMPI_Comm_idup(s.comm, slots.next(), req); });
+               [&](const Substitute &s, int, MPI_Request *req) {
+                 made_on = &s;
+                 return PMPI_Comm_idup(s.comm, slots.next(), req);
+               });
   *newcomm = rc == MPI_SUCCESS ? slots.take_last() : MPI_COMM_NULL;
-  adopt(*a, *newcomm);
+  adopt(*a, made_on, *newcomm);
   return rc;
 }
 
@@ -118,12 +125,14 @@ extern "C" int __wrap_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Comm_split(comm, color, key, newcomm);
   CommSlots slots;
+  const Substitute *made_on = nullptr;
   int rc = run(*a, CallDesc{"MPI_Comm_split", "comm_split.posted", Shape::communicator},
                [&](const Substitute &s, int, MPI_Request *req) {
+                 made_on = &s;
                  return post_split(s.comm, color, key, slots.next(), req);
                });
   *newcomm = rc == MPI_SUCCESS ? slots.take_last() : MPI_COMM_NULL;
-  adopt(*a, *newcomm);
+  adopt(*a, made_on, *newcomm);
   return rc;
 }
 

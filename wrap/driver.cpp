@@ -218,13 +218,19 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
 
 SavedInput::SavedInput(const void *buf, int count, MPI_Datatype type) {
   thread_local std::vector<char> storage;
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  PMPI_Type_get_extent(type, &lb, &extent);
-  PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-  std::size_t span = count > 0 ? static_cast<std::size_t>((count - 1) * extent + true_extent) : 0;
+  MPI_Aint lb = 0;
+  PMPI_Type_get_extent(type, &lb, &extent_);
+  PMPI_Type_get_true_extent(type, &true_lb_, &true_extent_);
+  std::size_t span = count > 0 ? static_cast<std::size_t>((count - 1) * extent_ + true_extent_) : 0;
   if (storage.size() < span + 1) storage.resize(span + 1);
-  if (span > 0) std::memcpy(storage.data(), static_cast<const char *>(buf) + true_lb, span);
-  data_ = storage.data() - true_lb;
+  if (span > 0) std::memcpy(storage.data(), static_cast<const char *>(buf) + true_lb_, span);
+  data_ = storage.data() - true_lb_;
+}
+
+void SavedInput::restore(void *buf, int first, int count) const {
+  if (count <= 0) return;
+  MPI_Aint offset = first * extent_ + true_lb_;
+  std::memcpy(static_cast<char *>(buf) + offset, data_ + offset, (count - 1) * extent_ + true_extent_);
 }
 
 }  // namespace cohort::wrap

@@ -174,17 +174,25 @@ int run(Alias &alias, const CallDesc &call, PostFn post);
 /// MPI_Barrier among the survivors of alias (also MPI_Finalize's survivors-only barrier).
 int barrier(Alias &alias);
 
-/// A private copy of `count` elements of `type` at buf (the whole true-extent span), for calls with
-/// MPI_IN_PLACE: an abandoned attempt may have overwritten the input, so retries post from the copy.
+/// A private copy of `count` elements of `type` at buf (the whole true-extent span). Used for
+/// - calls with MPI_IN_PLACE: an abandoned attempt may have overwritten the input, so every attempt
+///   posts from the copy;
+/// - positional receive buffers (Gather at the root, Allgather): an abandoned attempt may have written a
+///   rank's slot before that rank was found dead; restore_block puts the original bytes back, so dead
+///   ranks' slots stay untouched.
 /// Uses a per-thread buffer: at most one SavedInput per thread at a time.
 class SavedInput {
  public:
   SavedInput(const void *buf, int count, MPI_Datatype type);
   /// The copy, to be used with the same count and type.
   const void *data() const { return data_; }
+  /// Copies back elements [first, first + count) of the saved span into buf (the buffer it was taken
+  /// from), byte for byte over their true extent.
+  void restore(void *buf, int first, int count) const;
 
  private:
-  const void *data_;
+  const char *data_;
+  MPI_Aint extent_ = 0, true_lb_ = 0, true_extent_ = 0;
 };
 
 }  // namespace cohort::wrap

@@ -183,11 +183,15 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       }
     }
     int completed = 0;
+    MPI_Request req = MPI_REQUEST_NULL;
     if (!sub.any_member_failed()) {
-      MPI_Request req = MPI_REQUEST_NULL;
       int rc = post(sub, sub_root, &req);
       if (rc != MPI_SUCCESS) return alias.return_error(rc, sub);
-      inject::point(call.posted_hook);
+    }
+    // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
+    // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.
+    if (attempt == 0) inject::point(call.posted_hook);
+    if (req != MPI_REQUEST_NULL) {
       Watch watch;
       watch.broken = [&sub] { return sub.any_member_failed(); };
       if (wait(&req, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {

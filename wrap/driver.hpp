@@ -157,7 +157,7 @@ class FunctionRef<R(A...)> {
 /// What a wrapper tells the driver about its call.
 struct CallDesc {
   const char *name;              ///< "MPI_Bcast": used in log lines and for COHORT_ON_DEAD_ROOT_<CALL>
-  const char *posted_hook;       ///< inject point reached after posting, e.g. "bcast.posted"
+  const char *posted_hook;  ///< inject point reached once per call, after the first post: "bcast.posted"
   Shape shape;
   int root = -1;                 ///< alias rank of the root, -1 when the call has none
   Policy dead_root = Policy::abort;  ///< default policy when the root is dead (env may override)

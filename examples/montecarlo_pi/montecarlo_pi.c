@@ -1,6 +1,6 @@
 /* montecarlo_pi: estimates pi by throwing random points at the unit square, an unmodified MPI program.
  *
- *   montecarlo_pi [rounds] [samples per rank per round]      (defaults 60 and 400000)
+ *   montecarlo_pi [rounds] [samples per rank per round]      (defaults 60 and 2000000)
  *
  * Every round each rank counts the points that fall inside the quarter circle, and MPI_Reduce sums
  * (hits, samples, contributing ranks) at rank 0. Linked with cohort, the program keeps running when a
@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int rounds = argc > 1 ? atoi(argv[1]) : 60;
-  long per_round = argc > 2 ? atol(argv[2]) : 400000;
+  long per_round = argc > 2 ? atol(argv[2]) : 2000000;
   if (rounds <= 0 || per_round <= 0) {
     if (rank == 0) fprintf(stderr, "usage: montecarlo_pi [rounds > 0] [samples per rank per round > 0]\n");
     MPI_Finalize();

@@ -65,3 +65,29 @@ if(NOT COHORT_MPI_NAME STREQUAL "mpich")
     ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=4,at=comm_split.posted
     COMMAND ${_wf} split during:4 before:1 none)
 endif()
+
+# --- examples: EP verifies fault-free; under one and two kills the survivors' sums are exact ---
+cohort_test_program(examples_ep examples_ep.c)
+target_link_libraries(examples_ep PRIVATE ep_kernel)
+cohort_mpi_test(examples.ep_class_S_verifies PART examples NP 4 TIMEOUT 60
+  EXPECT "^verification: SUCCESSFUL$" "^pairs counted: 256 of 256 batches"
+  COMMAND $<TARGET_FILE:ep> S)
+cohort_mpi_test(examples.ep_class_W_verifies PART examples NP 4 TIMEOUT 60 EXPECT "^verification: SUCCESSFUL$"
+  COMMAND $<TARGET_FILE:ep> W)
+cohort_mpi_test(examples.ep_class_S_fault_free_exact PART examples NP 4 TIMEOUT 60 PASS 4
+  COMMAND $<TARGET_FILE:examples_ep>)
+cohort_mpi_test(examples.ep_class_S_one_kill PART examples NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COMMAND $<TARGET_FILE:examples_ep> before:1)
+cohort_mpi_test(examples.ep_class_S_two_kills PART examples NP 4 TIMEOUT 60 PASS 2
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=2,at=allgather.posted
+  COMMAND $<TARGET_FILE:examples_ep> before:1 during:2)
+
+# --- examples: montecarlo_pi, fault-free and with rank 2 killed mid-run (the demo's scenario) ---
+cohort_mpi_test(examples.montecarlo_pi PART examples NP 4 TIMEOUT 60
+  EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 4 of 4 ranks$"
+  COMMAND $<TARGET_FILE:montecarlo_pi> 20 200000)
+cohort_mpi_test(examples.montecarlo_pi_one_killed PART examples NP 4 TIMEOUT 60
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=2,after_ms=300
+  EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 3 of 4 ranks \\(failed: 2\\)$"
+  "^round [0-9]+ of 200: 3 of 4 ranks contributed$"
+  COMMAND $<TARGET_FILE:montecarlo_pi> 200 200000)

@@ -164,6 +164,22 @@ int apply_policy(const Alias &alias, Policy policy, const char *call, const char
   return MPI_SUCCESS;
 }
 
+namespace {
+
+// NOTE: Open MPI 4.1 allocates context ids for new communicators one at a time, lowest parent id first;
+// an abandoned creation (a member died during it) never finishes, and every later creation on a parent
+// with the same or a higher id, the shrink included, then waits forever. MPICH does not block.
+void refuse_after_lost_creation(const char *call) {
+#ifdef OPEN_MPI
+  abort_job(call, "a member died while the new communicator was being created; Open MPI cannot create "
+                  "communicators after that");
+#else
+  (void)call;
+#endif
+}
+
+}  // namespace
+
 int run(Alias &alias, const CallDesc &call, PostFn post) {
   for (int attempt = 0;; ++attempt) {
     const Substitute &sub = alias.current();
@@ -183,15 +199,17 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       }
     }
     int completed = 0;
+    bool posted = false;
     MPI_Request req = MPI_REQUEST_NULL;
     if (!sub.any_member_failed()) {
       int rc = post(sub, sub_root, &req);
       if (rc != MPI_SUCCESS) return alias.return_error(rc, sub);
+      posted = true;
     }
     // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
     // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.
-    if (attempt == 0) inject::point(call.posted_hook);
-    if (req != MPI_REQUEST_NULL) {
+    if (attempt == 0 && call.posted_hook != nullptr) inject::point(call.posted_hook);
+    if (posted) {  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
       Watch watch;
       watch.broken = [&sub] { return sub.any_member_failed(); };
       if (wait(&req, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
@@ -208,6 +226,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       case Step::shrink_then_finish: alias.shrink(sub, call.name); return MPI_SUCCESS;
       case Step::shrink_then_retry:
         sub.abandoned.store(true);  // other survivors' requests on it may still be pending
+        if (call.creates_communicator) refuse_after_lost_creation(call.name);
         COHORT_LOG_INFO("%s: attempt %d did not complete on every survivor; retrying after a shrink",
                         call.name, attempt + 1);
         if (int src = alias.shrink(sub, call.name); src != MPI_SUCCESS) return alias.return_error(src, sub);

@@ -157,10 +157,14 @@ class FunctionRef<R(A...)> {
 /// What a wrapper tells the driver about its call.
 struct CallDesc {
   const char *name;              ///< "MPI_Bcast": used in log lines and for COHORT_ON_DEAD_ROOT_<CALL>
-  const char *posted_hook;  ///< inject point reached once per call, after the first post: "bcast.posted"
+  const char *posted_hook;  ///< inject point reached once per call, after the first post: "bcast.posted"; or null
   Shape shape;
   int root = -1;                 ///< alias rank of the root, -1 when the call has none
   Policy dead_root = Policy::abort;  ///< default policy when the root is dead (env may override)
+  /// The call allocates a context id (communicator creation). Such a call must only start once every
+  /// member is agreed alive (run a cheap resilient collective first): if a member dies during it, the
+  /// job stops under Open MPI (see driver.cpp), MPICH retries after a shrink.
+  bool creates_communicator = false;
 };
 
 /// Posts the nonblocking variant on sub.comm; sub_root is the root in sub.comm's numbering (-1 without

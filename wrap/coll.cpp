@@ -83,10 +83,11 @@ extern "C" int __wrap_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, 
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
   ReductionInput in(sendbuf, recvbuf, count, type);  // MPI_IN_PLACE is only valid at the root
-  return run(*a, CallDesc{"MPI_Reduce", "reduce.posted", Shape::all_to_one, root, Policy::skip},
-             [&](const Substitute &s, int r, MPI_Request *req) {
-               return PMPI_Ireduce(in.data(), recvbuf, count, type, op, r, s.comm, req);
-             });
+  CallDesc desc{"MPI_Reduce", "reduce.posted", Shape::all_to_one, root, Policy::skip};
+  desc.output_at_root = true;
+  return run(*a, desc, [&](const Substitute &s, int r, MPI_Request *req) {
+    return PMPI_Ireduce(in.data(), recvbuf, count, type, op, r, s.comm, req);
+  });
 }
 
 extern "C" int __wrap_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -125,16 +126,16 @@ extern "C" int __wrap_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatyp
   PMPI_Comm_size(comm, &n);
   std::optional<PositionalSlots> slots;
   if (me == root) slots.emplace(recvbuf, n, recvcount, recvtype);
-  int rc = run(*a, CallDesc{"MPI_Gather", "gather.posted", Shape::positional, root, Policy::skip},
-               [&](const Substitute &s, int r, MPI_Request *req) {
-                 if (slots) slots->attempt(s);
-                 if (s.map.complete())
-                   return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
-                 const int *counts, *displs;
-                 s.layout(recvcount, &counts, &displs);
-                 return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, r, s.comm,
-                                      req);
-               });
+  CallDesc desc{"MPI_Gather", "gather.posted", Shape::positional, root, Policy::skip};
+  desc.output_at_root = true;
+  int rc = run(*a, desc, [&](const Substitute &s, int r, MPI_Request *req) {
+    if (slots) slots->attempt(s);
+    if (s.map.complete())
+      return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
+    const int *counts, *displs;
+    s.layout(recvcount, &counts, &displs);
+    return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, r, s.comm, req);
+  });
   if (rc == MPI_SUCCESS && slots) slots->restore_dead();
   return rc;
 }

@@ -1,5 +1,6 @@
 #include "wrap/driver.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
@@ -178,6 +179,13 @@ void refuse_after_lost_creation(const char *call) {
 #endif
 }
 
+// The root of `call` is dead in the agreed view: the policy decides (the same on every survivor).
+int dead_root(const Alias &alias, const CallDesc &call, int world_rank) {
+  char what[96];
+  std::snprintf(what, sizeof what, "root %d (world rank %d) is dead", call.root, world_rank);
+  return apply_policy(alias, dead_root_policy(call.name, call.dead_root), call.name, what);
+}
+
 }  // namespace
 
 int run(Alias &alias, const CallDesc &call, PostFn post) {
@@ -190,12 +198,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
         sub_root = call.root;
       } else {
         sub_root = sub.map.to_sub(call.root);
-        if (sub_root < 0) {
-          char what[96];
-          std::snprintf(what, sizeof what, "root %d (world rank %d) is dead", call.root,
-                        sub.map.to_world(call.root));
-          return apply_policy(alias, dead_root_policy(call.name, call.dead_root), call.name, what);
-        }
+        if (sub_root < 0) return dead_root(alias, call, sub.map.to_world(call.root));
       }
     }
     int completed = 0;
@@ -221,9 +224,15 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     int flag = completed;
     std::vector<int> failed;
     int rc = repair::agree(sub.comm, &flag, &failed);
+    // NOTE: for an all-to-one call, "completed everywhere" only says the survivors delivered their data;
+    // if the root is in the agreed failed set, the result is lost with it and the policy decides.
+    bool root_lost = call.output_at_root && sub_root >= 0 &&
+                     std::binary_search(failed.begin(), failed.end(), sub_root);
     switch (next_step(rc == MPI_SUCCESS && flag != 0, !failed.empty(), attempt, sub.map.sub_size())) {
       case Step::finish: return MPI_SUCCESS;
-      case Step::shrink_then_finish: alias.shrink(sub, call.name); return MPI_SUCCESS;
+      case Step::shrink_then_finish:
+        alias.shrink(sub, call.name);
+        return root_lost ? dead_root(alias, call, sub.map.to_world(call.root)) : MPI_SUCCESS;
       case Step::shrink_then_retry:
         sub.abandoned.store(true);  // other survivors' requests on it may still be pending
         if (call.creates_communicator) refuse_after_lost_creation(call.name);

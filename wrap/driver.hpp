@@ -133,7 +133,7 @@ Unregistered unregister_alias(MPI_Comm comm);
 
 /// Applies `policy` for a call whose needed rank is dead: abort (one line naming the call and `what`,
 /// the job stops), skip (returns MPI_SUCCESS) or error (the alias's error handler with
-/// cohort_err_proc_failed(), returns that class). Every survivor must reach the same decision: call it
+/// an error code of class cohort_err_proc_failed(), returns that code). Every survivor must reach the same decision: call it
 /// only on agreed information (membership of the substitute), never on the local detector view alone.
 int apply_policy(const Alias &alias, Policy policy, const char *call, const char *what);
 
@@ -165,6 +165,9 @@ struct CallDesc {
   /// member is agreed alive (run a cheap resilient collective first): if a member dies during it, the
   /// job stops under Open MPI (see driver.cpp), MPICH retries after a shrink.
   bool creates_communicator = false;
+  /// Only the root receives (all-to-one: Reduce, Gather): when the root is in the agreed failed set, the
+  /// dead-root policy applies even if every survivor's request completed.
+  bool output_at_root = false;
 };
 
 /// Posts the nonblocking variant on sub.comm; sub_root is the root in sub.comm's numbering (-1 without

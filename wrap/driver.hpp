@@ -18,7 +18,13 @@
 //   5. On 0: the request is abandoned (never freed: MPI may still use it), the survivors shrink the
 //      substitute (repair::shrink, in alias rank order), the rank map is updated and the call retried.
 //      On 1 with a non-empty agreed failed set: the call succeeded; the substitute is shrunk right away
-//      so that the next call does not start on a broken one.
+//      so that the next call does not start on a broken one (but an all-to-one call whose root is in
+//      that set lost its result with the root: the dead-root policy decides).
+//   6. The inject hook CallDesc::posted_hook (e.g. "bcast.posted") is reached once per call, after the
+//      first attempt was posted, for COHORT_INJECT_FAILURE=rank=R,at=bcast.posted[,hit=k] tests.
+//
+// Communicator creation (dup, split) allocates a context id, which cannot be abandoned safely under
+// Open MPI: see CallDesc::creates_communicator.
 //
 // Thread-safety: the registry is thread-safe. Collectives on one alias must be serialised by the
 // program (as MPI requires); the substitute snapshot (Alias::current) may be read from any thread at

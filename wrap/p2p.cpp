@@ -5,6 +5,7 @@
 // nonblocking variants; peers keep the program's own numbering (no renumbering, no repair).
 #include <mpi.h>
 
+#include <functional>
 #include <vector>
 
 #include "detector/log.hpp"
@@ -204,7 +205,7 @@ extern "C" int __wrap_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *
   };
   cohort::wrap::Watch watch;
   watch.broken = [&op] { return p2p::dead(op); };
-  if (cohort::wrap::wait_until(probe, watch) == cohort::wrap::WaitResult::completed) return rc;
+  if (cohort::wrap::wait_until(std::ref(probe), watch) == cohort::wrap::WaitResult::completed) return rc;
   // NOTE: a message that arrived before its sender died is still there to be received.
   if (probe()) return rc;
   return p2p::apply_policy(op, status);

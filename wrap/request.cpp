@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -261,7 +262,7 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status) {
       rc = PMPI_Test(req, &done, st);
       return done || rc != MPI_SUCCESS;
     };
-    if (wait_until(test, watch_for([&op] { return dead(op); })) == WaitResult::completed) return rc;
+    if (wait_until(std::ref(test), watch_for([&op] { return dead(op); })) == WaitResult::completed) return rc;
   }
   return raise_if_failed(op, finish_dead(req, op, st));
 }
@@ -309,7 +310,7 @@ int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
       }
       return false;
     };
-    WaitResult r = test() ? WaitResult::completed : wait_until(test, watch_for(broken));
+    WaitResult r = test() ? WaitResult::completed : wait_until(std::ref(test), watch_for(std::ref(broken)));
     for (std::size_t k = 0; k < m; ++k) reqs[live[k]] = lr[k];
     if (r == WaitResult::completed) {
       for (std::size_t k = 0; k < m; ++k) st[static_cast<std::size_t>(live[k])] = ls[k];
@@ -334,7 +335,7 @@ int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *stat
     return done || rc != MPI_SUCCESS;
   };
   int i = first_dead();
-  if (i < 0 && (test() || wait_until(test, watch_for([&] { return first_dead() >= 0; })) == WaitResult::completed)) {
+  if (i < 0 && (test() || wait_until(std::ref(test), watch_for([&first_dead] { return first_dead() >= 0; })) == WaitResult::completed)) {
     *index = idx;
     return rc;
   }

@@ -9,7 +9,8 @@ install(FILES ${CMAKE_BINARY_DIR}/${COHORT_PC_NAME}.pc DESTINATION ${CMAKE_INSTA
 install(EXPORT cohortTargets NAMESPACE cohort:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cohort)
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/cohortConfig.cmake.in
   ${CMAKE_BINARY_DIR}/cohortConfig.cmake
-  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cohort)
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cohort
+  PATH_VARS CMAKE_INSTALL_BINDIR)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/cohortConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/cohortConfig.cmake ${CMAKE_BINARY_DIR}/cohortConfigVersion.cmake

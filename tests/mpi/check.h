@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int check_world_rank(void) {
   int r = -1;
@@ -12,23 +13,31 @@ static int check_world_rank(void) {
   return r;
 }
 
-#define CHECK(cond, ...)                                                                    \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      fprintf(stdout, "cohort-test: rank %d FAIL %s:%d: %s: ", check_world_rank(), __FILE__, \
-              __LINE__, #cond);                                                             \
-      fprintf(stdout, __VA_ARGS__);                                                         \
-      fprintf(stdout, "\n");                                                                \
-      fflush(stdout);                                                                       \
-      exit(1);                                                                              \
-    }                                                                                       \
+/* One line, written with a single write(2), so that ranks' lines never interleave. */
+static void check_line(const char *head, const char *detail) {
+  char line[2048];
+  int n = snprintf(line, sizeof line, "cohort-test: rank %d %s%s\n", check_world_rank(), head, detail);
+  if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
+  fflush(stdout);
+  if (write(1, line, (size_t)n) < 0) {
+  }
+}
+
+#define CHECK(cond, ...)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      char check_head_[512], check_detail_[1024];                                       \
+      snprintf(check_head_, sizeof check_head_, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      snprintf(check_detail_, sizeof check_detail_, __VA_ARGS__);                       \
+      check_line(check_head_, check_detail_);                                           \
+      exit(1);                                                                          \
+    }                                                                                   \
   } while (0)
 
-#define TEST_PASS(...)                                                   \
-  do {                                                                   \
-    fprintf(stdout, "cohort-test: rank %d PASS ", check_world_rank());   \
-    fprintf(stdout, __VA_ARGS__);                                        \
-    fprintf(stdout, "\n");                                               \
-    fflush(stdout);                                                      \
+#define TEST_PASS(...)                                              \
+  do {                                                              \
+    char check_detail_[1024];                                       \
+    snprintf(check_detail_, sizeof check_detail_, __VA_ARGS__);     \
+    check_line("PASS ", check_detail_);                             \
   } while (0)
 #endif

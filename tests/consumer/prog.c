@@ -1,0 +1,27 @@
+/* An out-of-tree program that knows nothing of cohort but its optional header: built against an installed
+ * prefix with pkg-config (or find_package), it must have its MPI_Barrier go through cohort. */
+#include <mpi.h>
+#include <stdio.h>
+
+#if __has_include(<cohort/cohort.h>)
+#include <cohort/cohort.h>
+#endif
+
+int main(int argc, char **argv) {
+  int rank;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Barrier(MPI_COMM_WORLD);
+#ifdef COHORT_API
+  long n = cohort_call_count("MPI_Barrier");
+  if (n != 1) {
+    printf("cohort-test: rank %d FAIL MPI_Barrier went through cohort %ld times, expected 1\n", rank, n);
+    return 1;
+  }
+  printf("cohort-test: rank %d PASS MPI_Barrier went through cohort\n", rank);
+#else
+  printf("cohort-test: rank %d FAIL cohort/cohort.h not found\n", rank);
+#endif
+  MPI_Finalize();
+  return 0;
+}

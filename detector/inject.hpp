@@ -1,11 +1,14 @@
 // Fault injection for users and tests: COHORT_INJECT_FAILURE, done by cohort itself.
 //
-//   COHORT_INJECT_FAILURE="rank=3,after_ms=2000[,signal=KILL|STOP]"      timed: ms after MPI_Init
+//   COHORT_INJECT_FAILURE="rank=3,after_ms=2000[,signal=KILL|STOP][,cont_ms=1500]"  timed: ms after MPI_Init
 //   COHORT_INJECT_FAILURE="rank=1,at=agree.decide[,hit=2][,signal=KILL]"  at a named test hook
 //   several entries separated by ';', e.g. "rank=1,after_ms=500;rank=2,after_ms=900"
+//   several ranks in one entry joined by '+', e.g. "rank=1+2+5,after_ms=500"
 //
 // Named hooks are places in cohort's own code that call inject::point("name"); the rank named by an
 // entry kills itself there (the hit-th time the point is reached, default the first).
+// signal=STOP pauses the whole process (every thread); with cont_ms=D a helper process forked at MPI_Init
+// sends it SIGCONT D ms later (without cont_ms, something outside must send SIGCONT).
 #pragma once
 
 namespace cohort::inject {

@@ -35,27 +35,35 @@ int LiveTree::member_at(int position) const {
 }
 
 int LiveTree::parent(int member) const {
-  int p = position(member);
+  long p = position(member);
   if (p <= 0) return -1;
-  return member_at(p & (p - 1));
+  long w = 1;
+  while ((p / w) % radix_ == 0) w *= radix_;
+  return member_at(static_cast<int>(p - ((p / w) % radix_) * w));
 }
 
 std::vector<int> LiveTree::children(int member) const {
   std::vector<int> out;
-  int p = position(member);
+  long p = position(member);
   if (p < 0) return out;
-  int m = live_count();
-  long low = p == 0 ? static_cast<long>(m) * 2 : (p & -p);
-  long step = 1;
-  while (step * 2 < low && p + step * 2 < m) step *= 2;
-  for (; step >= 1; step /= 2) {
-    if (step < low && p + step < m) out.push_back(member_at(static_cast<int>(p + step)));
+  long m = live_count();
+  long low = 1;  // weight of p's lowest non-zero digit: p's children sit below it
+  if (p == 0) {
+    low = m;
+  } else {
+    while ((p / low) % radix_ == 0) low *= radix_;
+  }
+  long top = 1;
+  while (top * radix_ < low && p + top * radix_ < m) top *= radix_;
+  for (long w = top; w >= 1; w /= radix_) {
+    if (w >= low && p != 0) continue;
+    for (long v = 1; v < radix_ && p + v * w < m; ++v) out.push_back(member_at(static_cast<int>(p + v * w)));
   }
   return out;
 }
 
-Agreement::Agreement(int size, int me, int flag, RankSet known_failed)
-    : size_(size), me_(me), input_(flag), view_(std::move(known_failed)) {
+Agreement::Agreement(int size, int me, int flag, RankSet known_failed, int radix)
+    : size_(size), me_(me), input_(flag), radix_(radix), view_(std::move(known_failed)) {
   std::sort(view_.begin(), view_.end());
   view_.erase(std::unique(view_.begin(), view_.end()), view_.end());
   view_changed();
@@ -146,7 +154,7 @@ void Agreement::view_changed() {
 
 void Agreement::try_complete() {
   if (decided_ || fenced_ || sent_for_view_) return;
-  LiveTree tree(size_, &view_);
+  LiveTree tree(size_, &view_, radix_);
   int flag = input_;
   for (int child : tree.children(me_)) {
     auto it = contribs_.find(child);
@@ -184,7 +192,7 @@ void Agreement::decide(int flag, RankSet failed, int except) {
 }
 
 void Agreement::flood(int except) {
-  LiveTree tree(size_, &view_);
+  LiveTree tree(size_, &view_, radix_);
   int parent = tree.parent(me_);
   for (int child : tree.children(me_)) {
     if (child != except) send(child, AgreeMsg::kDecide, dflag_, dfailed_);

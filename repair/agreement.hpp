@@ -24,7 +24,8 @@
 //   grows, floods DECIDE to its neighbours in the new tree. Once views stop changing, either some
 //   survivor has decided and the flood reaches every survivor through the tree, or none has and the
 //   round over the final view completes.
-// Failure-free cost: 2(n-1) messages, depth 2*ceil(log2 n).
+// Failure-free cost: 2(n-1) messages, depth 2*ceil(log_r n) for the tree's radix r (a k-nomial tree;
+// the binomial tree is r = 2).
 //
 // Members are comm ranks in [0, size). Not thread-safe: the caller serialises access.
 #pragma once
@@ -41,12 +42,18 @@ using RankSet = std::vector<int>;
 bool merge_into(RankSet *set, const RankSet &add);
 bool contains(const RankSet &set, int member);
 
-/// The binomial tree over the members of [0, size) that are not in `failed`, in comm order, rooted at
-/// the lowest live member. Position p's parent is p with its lowest set bit cleared; p's children are
-/// p + 2^k for every 2^k below p's lowest set bit (every 2^k for the root). Each lookup is O(|failed|).
+/// Default fan-in of the tree: a star up to 32 live members (2 message steps per agreement, like a
+/// small allreduce), depth 2 up to 1024, ceil(log32 n) beyond.
+constexpr int kDefaultRadix = 32;
+
+/// The k-nomial tree (radix r) over the members of [0, size) that are not in `failed`, in comm order,
+/// rooted at the lowest live member. Position p's parent is p with its lowest non-zero base-r digit
+/// cleared; p's children are p + v*r^j for v in [1, r) and every r^j below the weight of p's lowest
+/// non-zero digit (every r^j for the root). Radix 2 is the binomial tree. Each lookup is O(|failed|).
 class LiveTree {
  public:
-  LiveTree(int size, const RankSet *failed) : size_(size), failed_(failed) {}
+  LiveTree(int size, const RankSet *failed, int radix = kDefaultRadix)
+      : size_(size), radix_(radix < 2 ? 2 : radix), failed_(failed) {}
   int live_count() const;
   /// Position of a live member among the live members, or -1 if it is in `failed`.
   int position(int member) const;
@@ -58,7 +65,7 @@ class LiveTree {
   std::vector<int> children(int member) const;
 
  private:
-  int size_;
+  int size_, radix_;
   const RankSet *failed_;
 };
 
@@ -79,8 +86,9 @@ struct Outgoing {
 /// One agreement instance on one member.
 class Agreement {
  public:
-  /// `known_failed`: what the local detector knows now (members of the comm).
-  Agreement(int size, int me, int flag, RankSet known_failed);
+  /// `known_failed`: what the local detector knows now (members of the comm). `radix`: the tree's fan-in,
+  /// the same on every member.
+  Agreement(int size, int me, int flag, RankSet known_failed, int radix = kDefaultRadix);
 
   /// The local detector reports `member` dead.
   void on_failure(int member);
@@ -115,7 +123,7 @@ class Agreement {
   void flood(int except);
   void send(int to, AgreeMsg::Type type, int flag, const RankSet &failed);
 
-  int size_, me_, input_;
+  int size_, me_, input_, radix_;
   RankSet view_;
   bool sent_for_view_ = false;
   std::map<int, Contribution> contribs_;  // by child

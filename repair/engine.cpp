@@ -100,7 +100,7 @@ std::uint64_t Engine::start_agree(std::uint64_t id, int flag) {
     if (failed_.count(c.world[i]) != 0) known.push_back(static_cast<int>(i));
   }
   Instance &in = c.instances[inst];
-  in.agreement = std::make_unique<Agreement>(static_cast<int>(c.world.size()), c.me, flag, std::move(known));
+  in.agreement = std::make_unique<Agreement>(static_cast<int>(c.world.size()), c.me, flag, std::move(known), radix_);
   collect(id, c, *in.agreement, inst);
   auto early = c.early.find(inst);
   if (early != c.early.end()) {

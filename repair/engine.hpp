@@ -47,7 +47,8 @@ class Engine {
   static constexpr std::size_t kKeepDecided = 4;
   static constexpr std::size_t kMaxEarly = 4096;  ///< messages kept for communicators not added yet
 
-  explicit Engine(int world_rank) : me_(world_rank) {}
+  /// `radix`: the agreement tree's fan-in (repair/agreement.hpp), the same on every rank.
+  explicit Engine(int world_rank, int radix = kDefaultRadix) : me_(world_rank), radix_(radix) {}
 
   /// Adds a communicator: `world_ranks[i]` is the world rank of its member i. `id` must be the same on
   /// every member and not in use here. Replays messages that arrived for it earlier.
@@ -110,7 +111,7 @@ class Engine {
   void learn(int world);
   void drain();
 
-  int me_;
+  int me_, radix_;
   std::unordered_map<std::uint64_t, Comm> comms_;
   std::set<std::uint64_t> removed_;
   std::deque<std::pair<std::uint64_t, Early>> early_comm_;  // messages for comms not added yet

@@ -1,9 +1,20 @@
 // Repair of communicators over the survivors: agree, shrink, revoke, ack/get failed.
-// The interface mirrors ULFM (MPIX_Comm_agree/shrink/revoke/failure_ack) so that a later issue can
-// expose MPIX_* on top of it. Backends: heartbeat (MPI-only, over the detector) or ulfm (configure time).
+// The interface mirrors ULFM (MPIX_Comm_agree/shrink/revoke/failure_ack; Bland et al. 2013) so that a
+// later issue can expose MPIX_* on top of it. Backends, chosen at configure time (COHORT_DETECTOR):
+// - heartbeat (repair/heartbeat.cpp): MPI-only, over the detector's failure notices; the agreement is
+//   the tree protocol of repair/agreement.hpp on a private duplicate of MPI_COMM_WORLD;
+// - ulfm (repair/ulfm.cpp): the MPI's own MPIX_Comm_* (Open MPI >= 5 --with-ft=ulfm, MPICH ch3).
 //
 // All ranks are ranks of `comm` unless said otherwise. Collective calls (agree, shrink) must be called by
-// every live member of comm, in the same order, like any MPI collective.
+// every live member of comm, in the same order, like any MPI collective. Every function is thread-safe;
+// several threads may run collectives concurrently on *different* communicators.
+//
+// Communicator identity (heartbeat backend): the members of a communicator must agree on an id for it
+// without communicating. MPI_COMM_WORLD and every communicator returned by shrink() are registered by
+// repair itself. Register every other communicator that repair will see with register_comm() right after
+// creating it (on every member, in creation order); an unregistered communicator is registered at its
+// first agree/shrink/revoke on each member, which is consistent only if the members reach their first
+// such call on the communicators with the same members in the same order.
 #pragma once
 #include <mpi.h>
 
@@ -18,23 +29,36 @@ void finalize();
 
 /// Status codes (beside MPI_SUCCESS) returned by this interface.
 enum Status : int {
-  kRevoked = -101,  ///< comm was revoked (by any member) before or during the call
+  kRevoked = -101,  ///< comm was revoked (by any member); for operations that revocation interrupts
 };
 
+/// Registers comm, just created by a collective over parent (dup, split, create, create_group, ...;
+/// parent may be MPI_COMM_NULL), under an id derived from parent's id and comm's members. Call it on every
+/// member of comm, in the order the communicators were created. Local; idempotent.
+void register_comm(MPI_Comm comm, MPI_Comm parent);
+
 /// Uniform agreement among the survivors of comm: on return every survivor holds the bitwise AND of the
-/// survivors' *flag and the same set of failed members (sorted comm ranks), the union of what anyone knew
-/// when the decision was made. Never waits on a dead rank. Returns MPI_SUCCESS or kRevoked.
+/// survivors' *flag (and of the flags of members that failed after contributing) and the same set of
+/// failed members (sorted comm ranks): the members that some survivor knew dead when the decision was
+/// made. Never waits on a dead rank. Works on a revoked comm (as in ULFM). Failure-free cost: 2(n-1)
+/// messages, 2*ceil(log2 n) steps. Returns MPI_SUCCESS.
 int agree(MPI_Comm comm, int *flag, std::vector<int> *failed);
 
-/// A new communicator over the survivors of comm, in comm's rank order (Legio's P.7). Retries with the
-/// larger failed set if another member dies during the call. Returns MPI_SUCCESS.
+/// A new communicator over the survivors of comm, in comm's rank order (Legio's P.7): agree on the failed
+/// set, MPI_Comm_create_group over the others, agree that every one of them got it; repeats with the
+/// larger failed set if a member dies meanwhile. Works on a revoked comm. The new communicator is
+/// registered. Returns MPI_SUCCESS or the MPI error of MPI_Comm_create_group (one line logged).
 int shrink(MPI_Comm comm, MPI_Comm *newcomm);
 
-/// Marks comm revoked on every member (asynchronously). Local call; never blocks.
+/// Marks comm revoked on every member (asynchronously: a notice to each member; if the revoking rank dies
+/// before all have it, those that have it pass it on). Local call; never blocks. Returns MPI_SUCCESS.
 int revoke(MPI_Comm comm);
+/// True once this rank knows comm revoked. Cheap enough for a poll loop (an atomic load while nothing
+/// was ever revoked); receives pending notices at most every 200 µs. False for a comm repair never saw.
 bool is_revoked(MPI_Comm comm);
 
-/// ULFM's failure_ack / failure_get_acked: acknowledge the failures known now; get them (comm ranks).
+/// ULFM's failure_ack / failure_get_acked: acknowledge the failures known now; get them (sorted comm
+/// ranks). Local. Return MPI_SUCCESS.
 int ack_failed(MPI_Comm comm);
 int get_failed(MPI_Comm comm, std::vector<int> *acked);
 

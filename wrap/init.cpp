@@ -1,14 +1,26 @@
-// MPI_Init, MPI_Init_thread, MPI_Finalize: start and stop cohort around the MPI library.
+// MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort: start and stop cohort around the MPI library.
 #include <mpi.h>
 
+#include <cstdio>
+
+#include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
 #include "wrap/calls.h"
+#include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
+#include "wrap/policy.hpp"
 
 namespace cohort::wrap {
 namespace {
+
+// Reads every dead-root policy variable once, so that an invalid value stops the job at MPI_Init with
+// one line naming the variable, not later in the middle of a failure.
+void check_policies() {
+  const char *rooted[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Scatter"};
+  for (const char *call : rooted) dead_root_policy(call, Policy::abort);
+}
 
 int init_common(int *argc, char ***argv, int *provided) {
   if (!log::configure_from_env()) {
@@ -23,11 +35,13 @@ int init_common(int *argc, char ***argv, int *provided) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log::set_rank(rank);
   init_error_classes();
+  check_policies();
   if (got < MPI_THREAD_MULTIPLE) {
     COHORT_LOG_WARN("MPI_Init: MPI provides thread level %d, not MPI_THREAD_MULTIPLE; failure detection is off", got);
   }
   detector::start(got >= MPI_THREAD_MULTIPLE);
   repair::init();
+  register_world();
   if (provided != nullptr) *provided = got;
   return MPI_SUCCESS;
 }
@@ -51,22 +65,29 @@ extern "C" int __wrap_MPI_Init_thread(int *argc, char ***argv, int required, int
 
 extern "C" int __wrap_MPI_Finalize(void) {
   count_call(CallId::MPI_Finalize);
+  // A survivors-only barrier: no rank tears MPI down while another still talks to it.
+  cohort::wrap::Alias *world = cohort::wrap::find_alias(MPI_COMM_WORLD);
+  if (world != nullptr) cohort::wrap::barrier(*world);
+  bool failures = (world != nullptr && world->degraded()) || cohort::detector::failure_epoch() > 0;
   cohort::repair::finalize();
   cohort::detector::stop();
+#ifdef MPICH_VERSION
+  // NOTE: MPICH's PMPI_Finalize hangs once a rank has died; hydra (run with -disable-auto-cleanup by
+  // cohort-run) accepts a process that exits 0 without it.
+  if (failures) {
+    COHORT_LOG_INFO("MPI_Finalize: ranks have failed; skipping MPICH's own finalize");
+    std::fflush(nullptr);
+    return MPI_SUCCESS;
+  }
+#else
+  (void)failures;
+#endif
   return PMPI_Finalize();
 }
 
-extern "C" int __wrap_MPI_Comm_rank(MPI_Comm comm, int *rank) {
-  count_call(CallId::MPI_Comm_rank);
-  return PMPI_Comm_rank(comm, rank);
-}
-
-extern "C" int __wrap_MPI_Comm_size(MPI_Comm comm, int *size) {
-  count_call(CallId::MPI_Comm_size);
-  return PMPI_Comm_size(comm, size);
-}
-
-extern "C" int __wrap_MPI_Barrier(MPI_Comm comm) {
-  count_call(CallId::MPI_Barrier);
-  return PMPI_Barrier(comm);
+extern "C" int __wrap_MPI_Abort(MPI_Comm comm, int errorcode) {
+  count_call(CallId::MPI_Abort);
+  (void)comm;  // NOTE: aborts the whole job, as both MPIs do for any communicator; world has no alias maps
+  std::fflush(nullptr);
+  return PMPI_Abort(MPI_COMM_WORLD, errorcode);
 }

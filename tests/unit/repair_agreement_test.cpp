@@ -22,56 +22,70 @@ RankSet random_set(std::mt19937 &rng, int n, int k) {
 
 TEST(RepairLiveTree, SpansTheLiveMembersRootedAtTheLowestWithLogDepth) {
   std::mt19937 rng(7);
-  for (int n = 1; n <= 70; ++n) {
-    for (int k = 0; k < n; k += 1 + n / 8) {
-      RankSet failed = random_set(rng, n, k);
-      LiveTree t(n, &failed);
-      int m = n - k;
-      ASSERT_EQ(t.live_count(), m);
-      int lowest = 0;
-      while (contains(failed, lowest)) ++lowest;
-      EXPECT_EQ(t.root(), lowest);
-      EXPECT_EQ(t.parent(lowest), -1);
-      int edges = 0, depth_max = 0;
-      for (int v = 0; v < n; ++v) {
-        if (contains(failed, v)) {
-          EXPECT_EQ(t.position(v), -1);
-          continue;
+  for (int radix : {2, 3, 4, 32}) {
+    for (int n = 1; n <= 140; n += n < 40 ? 1 : 13) {
+      for (int k = 0; k < n; k += 1 + n / 8) {
+        RankSet failed = random_set(rng, n, k);
+        LiveTree t(n, &failed, radix);
+        int m = n - k;
+        ASSERT_EQ(t.live_count(), m);
+        int lowest = 0;
+        while (contains(failed, lowest)) ++lowest;
+        EXPECT_EQ(t.root(), lowest);
+        EXPECT_EQ(t.parent(lowest), -1);
+        int edges = 0, depth_max = 0;
+        for (int v = 0; v < n; ++v) {
+          if (contains(failed, v)) {
+            EXPECT_EQ(t.position(v), -1);
+            continue;
+          }
+          EXPECT_EQ(t.member_at(t.position(v)), v);
+          for (int c : t.children(v)) {
+            ++edges;
+            EXPECT_FALSE(contains(failed, c));
+            EXPECT_EQ(t.parent(c), v) << "radix " << radix << " n=" << n << " child " << c;
+          }
+          int depth = 0;
+          for (int u = v; t.parent(u) >= 0; u = t.parent(u)) ++depth;
+          depth_max = std::max(depth_max, depth);
         }
-        EXPECT_EQ(t.member_at(t.position(v)), v);
-        for (int c : t.children(v)) {
-          ++edges;
-          EXPECT_FALSE(contains(failed, c));
-          EXPECT_EQ(t.parent(c), v) << "n=" << n << " child " << c;
-        }
-        int depth = 0;
-        for (int u = v; t.parent(u) >= 0; u = t.parent(u)) ++depth;
-        depth_max = std::max(depth_max, depth);
+        EXPECT_EQ(edges, m - 1) << "radix " << radix << " n=" << n;
+        int bound = 0;
+        for (long w = 1; w < m; w *= radix) ++bound;  // ceil(log_radix m)
+        EXPECT_LE(depth_max, bound) << "radix " << radix << " n=" << n;
       }
-      EXPECT_EQ(edges, m - 1);
-      EXPECT_LE(depth_max, static_cast<int>(std::ceil(std::log2(std::max(m, 1)))));
     }
   }
 }
 
 TEST(RepairLiveTree, ChildrenComeLargestSubtreeFirst) {
   RankSet none;
-  LiveTree t(8, &none);
+  LiveTree t(8, &none, 2);
   EXPECT_EQ(t.children(0), (std::vector<int>{4, 2, 1}));
   EXPECT_EQ(t.children(4), (std::vector<int>{6, 5}));
   EXPECT_EQ(t.children(6), (std::vector<int>{7}));
   EXPECT_TRUE(t.children(7).empty());
+  LiveTree star(8, &none);
+  EXPECT_EQ(star.children(0), (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(star.parent(5), 0);
+  LiveTree k3(10, &none, 3);
+  EXPECT_EQ(k3.children(0), (std::vector<int>{9, 3, 6, 1, 2}));
+  EXPECT_EQ(k3.children(3), (std::vector<int>{4, 5}));
+  EXPECT_EQ(k3.parent(8), 6);
 }
 
 TEST(RepairAgreement, FailureFreeCostsTwoMessagesPerEdgeAndDecidesTheAnd) {
-  for (int n = 1; n <= 40; ++n) {
-    sim::Options o;
-    o.n = n;
-    o.seed = static_cast<std::uint64_t>(n);
-    sim::Result r = sim::Sim(o).run();
-    ASSERT_EQ(sim::check(o, r), "") << "n=" << n;
-    EXPECT_EQ(r.messages, 2L * (n - 1)) << "n=" << n;
-    EXPECT_TRUE(r.nodes[0].a->decided_failed().empty());
+  for (int radix : {2, 3, 32}) {
+    for (int n = 1; n <= 70; ++n) {
+      sim::Options o;
+      o.n = n;
+      o.radix = radix;
+      o.seed = static_cast<std::uint64_t>(n);
+      sim::Result r = sim::Sim(o).run();
+      ASSERT_EQ(sim::check(o, r), "") << "n=" << n;
+      EXPECT_EQ(r.messages, 2L * (n - 1)) << "n=" << n;
+      EXPECT_TRUE(r.nodes[0].a->decided_failed().empty());
+    }
   }
 }
 
@@ -138,53 +152,29 @@ TEST(RepairAgreement, ADecisionFromAMemberInTheViewIsRefused) {
 }
 
 // Sweep: every rank crashes at every one of its steps, after sending each possible prefix of that
-// step's messages; each crash point under several schedules, with and without per-pair FIFO order.
+// step's messages; each crash point under several schedules, with and without per-pair FIFO order, for
+// the binomial tree, a ternary one and the star.
 TEST(RepairAgreementSim, OneCrashAtEveryMessageStep) {
   long runs = 0;
-  for (int n = 2; n <= 7; ++n) {
-    sim::Options base;
-    base.n = n;
-    sim::Result free_run = sim::Sim(base).run();
-    int steps = free_run.max_steps + 2, sends = free_run.max_outbox + 1;
-    for (int node = 0; node < n; ++node) {
-      for (int step = 0; step < steps; ++step) {
-        for (int s = 0; s <= sends; ++s) {
-          for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-            sim::Options o = base;
-            o.seed = seed * 1000 + static_cast<std::uint64_t>(n * 100 + node * 10 + step);
-            o.fifo = seed % 2 == 0;
-            o.detect_weight = seed % 3 == 0 ? 1 : 8;
-            o.crashes = {{node, step, s}};
-            sim::Result r = sim::Sim(o).run();
-            ASSERT_EQ(sim::check(o, r), "") << "n=" << n << " crash " << node << "@" << step << "+" << s
-                                            << " seed " << o.seed;
-            ++runs;
-          }
-        }
-      }
-    }
-  }
-  EXPECT_GT(runs, 3000);
-}
-
-// Sweep: two crashes at every pair of (rank, step) points for small n, the second possibly during the
-// recovery from the first.
-TEST(RepairAgreementSim, TwoCrashesAtEveryPairOfSteps) {
-  long runs = 0;
-  for (int n = 3; n <= 5; ++n) {
-    for (int a = 0; a < n; ++a) {
-      for (int b = 0; b < n; ++b) {
-        if (a == b) continue;
-        for (int sa = 0; sa < 4; ++sa) {
-          for (int sb = 0; sb < 5; ++sb) {
-            for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-              sim::Options o;
-              o.n = n;
-              o.seed = seed * 7919 + static_cast<std::uint64_t>(a * 1000 + b * 100 + sa * 10 + sb);
-              o.fifo = seed == 2;
-              o.crashes = {{a, sa, static_cast<int>(seed) - 1}, {b, sb, 1}};
+  for (int radix : {2, 3, 32}) {
+    for (int n = 2; n <= 9; ++n) {
+      sim::Options base;
+      base.n = n;
+      base.radix = radix;
+      sim::Result free_run = sim::Sim(base).run();
+      int steps = free_run.max_steps + 2, sends = free_run.max_outbox + 1;
+      for (int node = 0; node < n; ++node) {
+        for (int step = 0; step < steps; ++step) {
+          for (int s = 0; s <= sends; ++s) {
+            for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+              sim::Options o = base;
+              o.seed = seed * 1000003 + static_cast<std::uint64_t>(radix * 100000 + n * 1000 + node * 100 + step * 10 + s);
+              o.fifo = seed % 2 == 0;
+              o.detect_weight = seed % 3 == 0 ? 1 : 8;
+              o.crashes = {{node, step, s}};
               sim::Result r = sim::Sim(o).run();
-              ASSERT_EQ(sim::check(o, r), "") << "n=" << n << " seed " << o.seed;
+              ASSERT_EQ(sim::check(o, r), "") << "radix " << radix << " n=" << n << " crash " << node << "@"
+                                              << step << "+" << s << " seed " << o.seed;
               ++runs;
             }
           }
@@ -192,22 +182,55 @@ TEST(RepairAgreementSim, TwoCrashesAtEveryPairOfSteps) {
       }
     }
   }
-  EXPECT_GT(runs, 1000);
+  EXPECT_GT(runs, 10000);
+}
+
+// Sweep: two crashes at every pair of (rank, step) points for small n, the second possibly during the
+// recovery from the first.
+TEST(RepairAgreementSim, TwoCrashesAtEveryPairOfSteps) {
+  long runs = 0;
+  for (int radix : {2, 32}) {
+    for (int n = 3; n <= 6; ++n) {
+      for (int a = 0; a < n; ++a) {
+        for (int b = 0; b < n; ++b) {
+          if (a == b) continue;
+          for (int sa = 0; sa < 4; ++sa) {
+            for (int sb = 0; sb < 6; ++sb) {
+              for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+                sim::Options o;
+                o.n = n;
+                o.radix = radix;
+                o.seed = seed * 7919 + static_cast<std::uint64_t>(radix * 10000 + a * 1000 + b * 100 + sa * 10 + sb);
+                o.fifo = seed == 2;
+                o.crashes = {{a, sa, static_cast<int>(seed) - 1}, {b, sb, 1}};
+                sim::Result r = sim::Sim(o).run();
+                ASSERT_EQ(sim::check(o, r), "") << "radix " << radix << " n=" << n << " seed " << o.seed;
+                ++runs;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(runs, 5000);
 }
 
 // Random: many seeds, up to n-1 crashes at random moments and false suspicions (fenced live ranks).
 TEST(RepairAgreementSim, RandomCrashesAndFalseSuspicions) {
-  for (std::uint64_t seed = 1; seed <= 3000; ++seed) {
+  const int radices[] = {2, 3, 32};
+  for (std::uint64_t seed = 1; seed <= 6000; ++seed) {
     std::mt19937_64 rng(seed);
     sim::Options o;
-    o.n = 2 + static_cast<int>(rng() % 15);
+    o.n = 2 + static_cast<int>(rng() % (seed % 10 == 0 ? 40 : 15));
+    o.radix = radices[rng() % 3];
     o.seed = seed;
     o.fifo = rng() % 2 == 0;
     o.random_crashes = static_cast<int>(rng() % static_cast<std::uint64_t>(o.n));
-    o.false_suspicions = rng() % 4 == 0 ? 1 : 0;
+    o.false_suspicions = rng() % 4 == 0 ? 1 + static_cast<int>(rng() % 2) : 0;
     o.detect_weight = 1 + static_cast<int>(rng() % 8);
     sim::Result r = sim::Sim(o).run();
-    ASSERT_EQ(sim::check(o, r), "") << "seed " << seed << " n=" << o.n;
+    ASSERT_EQ(sim::check(o, r), "") << "seed " << seed << " n=" << o.n << " radix " << o.radix;
   }
 }
 

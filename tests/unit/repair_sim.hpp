@@ -31,6 +31,7 @@ struct Crash {
 
 struct Options {
   int n = 4;
+  int radix = kDefaultRadix;  ///< the tree's fan-in
   std::uint64_t seed = 1;
   bool fifo = false;
   std::vector<Crash> crashes;
@@ -134,7 +135,7 @@ class Sim {
     }
     if (e.kind == Event::kStart) {
       std::vector<int> known(nd.known.begin(), nd.known.end());
-      nd.a = std::make_unique<Agreement>(o_.n, e.node, nd.input, known);
+      nd.a = std::make_unique<Agreement>(o_.n, e.node, nd.input, known, o_.radix);
       nd.started = true;
     } else if (!nd.started) {
       if (e.kind == Event::kLearn) {

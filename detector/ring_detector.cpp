@@ -1,0 +1,292 @@
+#include "detector/ring_detector.hpp"
+
+#include <algorithm>
+
+namespace cohort::detector {
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+bool sorted_insert(std::vector<int> *v, int x) {
+  auto it = std::lower_bound(v->begin(), v->end(), x);
+  if (it != v->end() && *it == x) return false;
+  v->insert(it, x);
+  return true;
+}
+
+bool sorted_has(const std::vector<int> &v, int x) { return std::binary_search(v.begin(), v.end(), x); }
+
+}  // namespace
+
+const char *how_name(How how) {
+  switch (how) {
+    case How::suspected: return "suspected";
+    case How::notice: return "notice";
+    case How::sync: return "sync";
+    case How::emit_request: return "emit-request";
+    case How::declared: return "declared";
+  }
+  return "?";
+}
+
+std::uint64_t digest_of(const std::vector<int> &ranks) {
+  std::uint64_t d = 0;
+  for (int r : ranks) d += mix(static_cast<std::uint64_t>(r));
+  return d;
+}
+
+RingDetector::RingDetector(Config config, Time now, Output *out)
+    : cfg_(std::move(config)), me_pos_(pos_of(cfg_.rank)), live_(cfg_.ring->size()) {
+  last_tick_ = now;
+  retarget(now, out);
+}
+
+bool RingDetector::is_failed(int rank) const { return sorted_has(failed_sorted_, rank); }
+bool RingDetector::contains_failed(const std::vector<int> &sorted, int rank) const { return sorted_has(sorted, rank); }
+
+void RingDetector::tick(Time now, Output *out) {
+  if (stopped()) return;
+  if (now - last_tick_ > cfg_.timeout / 2) {
+    // NOTE: this rank was not running (paused or descheduled): its emitter's silence proves nothing.
+    if (emitter_ >= 0) deadline_ = std::max(deadline_, now + cfg_.timeout);
+    next_hb_ = now;
+  }
+  last_tick_ = now;
+  while (emitter_ >= 0 && now >= deadline_ && !stopped()) {
+    learn(emitter_, How::suspected, cfg_.rank, 0, now - last_heard_, now, out);
+  }
+  if (stopped()) return;
+  if (observer_ >= 0 && now >= next_hb_) send_heartbeat(now, out);
+  if (next_emit_request_ >= 0 && now >= next_emit_request_) send_emit_request(now, out);
+}
+
+void RingDetector::send_emit_request(Time now, Output *out) {
+  Message m;
+  m.type = MsgType::emit_request;
+  for (int p : live_.absent_between(pos_of(emitter_), me_pos_)) {
+    int r = rank_at(p);
+    (is_failed(r) ? m.failed : m.left).push_back(r);
+  }
+  out->messages.push_back({emitter_, std::move(m)});
+  next_emit_request_ = now + cfg_.period;
+}
+
+void RingDetector::send_heartbeat(Time now, Output *out) {
+  Message m;
+  m.type = MsgType::heartbeat;
+  m.count = static_cast<std::uint32_t>(failed_sorted_.size());
+  m.digest = digest_;
+  out->messages.push_back({observer_, std::move(m)});
+  next_hb_ = now + cfg_.period;
+}
+
+void RingDetector::send_sync(int to, bool reply, Output *out) {
+  Message m;
+  m.type = MsgType::sync;
+  m.reply = reply;
+  m.failed = failed_sorted_;
+  out->messages.push_back({to, std::move(m)});
+}
+
+void RingDetector::on_message(int from, const Message &msg, Time now, Output *out) {
+  if (stopped() || from < 0 || from >= cfg_.ring->size() || from == cfg_.rank) return;
+  if (is_failed(from)) {
+    // A rank declared failed is still talking: tell it (the sync names it, which fences it).
+    if (msg.type != MsgType::leaving) send_sync(from, false, out);
+    return;
+  }
+  if (sorted_has(left_sorted_, from)) return;
+  if (from == emitter_) {
+    last_heard_ = now;
+    deadline_ = now + cfg_.timeout;
+    next_emit_request_ = -1;
+  }
+  switch (msg.type) {
+    case MsgType::heartbeat: {
+      bool same = msg.count == failed_sorted_.size() && msg.digest == digest_;
+      if (same || !cfg_.resync) {
+        if (from == mismatch_from_) mismatch_streak_ = 0;
+        break;
+      }
+      // NOTE: one mismatch is normal while a notice is in flight; two in a row mean a lost one.
+      if (from != mismatch_from_) {
+        mismatch_from_ = from;
+        mismatch_streak_ = 0;
+      }
+      if (++mismatch_streak_ >= 2) {
+        mismatch_streak_ = 0;
+        send_sync(from, true, out);
+      }
+      break;
+    }
+    case MsgType::notice:
+      if (msg.subject >= 0 && msg.subject < cfg_.ring->size())
+        learn(msg.subject, How::notice, from, msg.hops, 0, now, out);
+      break;
+    case MsgType::sync: {
+      for (int r : msg.failed) {
+        learn(r, How::sync, from, 0, 0, now, out);
+        if (stopped()) return;
+      }
+      if (msg.reply) {
+        std::vector<int> theirs(msg.failed);
+        std::sort(theirs.begin(), theirs.end());
+        for (int r : failed_sorted_) {
+          if (!sorted_has(theirs, r)) {
+            send_sync(from, false, out);
+            break;
+          }
+        }
+      }
+      break;
+    }
+    case MsgType::emit_request: {
+      for (int r : msg.failed) {
+        learn(r, How::emit_request, from, 0, 0, now, out);
+        if (stopped()) return;
+      }
+      for (int r : msg.left) mark_left(r, now, out);
+      // NOTE: answer at once, whoever we think our observer is: the requester is waiting for us.
+      if (observer_ != from) {
+        Message m;
+        m.type = MsgType::heartbeat;
+        m.count = static_cast<std::uint32_t>(failed_sorted_.size());
+        m.digest = digest_;
+        out->messages.push_back({from, std::move(m)});
+      }
+      break;
+    }
+    case MsgType::leaving:
+      mark_left(from, now, out);
+      break;
+  }
+}
+
+void RingDetector::declare_failed(int rank, Time now, Output *out) {
+  if (stopped() || rank < 0 || rank >= cfg_.ring->size()) return;
+  learn(rank, How::declared, cfg_.rank, 0, 0, now, out);
+}
+
+void RingDetector::leave(Time now, Output *out) {
+  (void)now;
+  if (stopped()) return;
+  Message m;
+  m.type = MsgType::leaving;
+  if (observer_ >= 0) out->messages.push_back({observer_, m});
+  if (emitter_ >= 0 && emitter_ != observer_) out->messages.push_back({emitter_, m});
+  stopped_ = true;
+}
+
+void RingDetector::fence(int from, How how, Output *out) {
+  fenced_ = true;
+  out->events.push_back({Event::self_fenced, cfg_.rank, how, from, 0, 0});
+}
+
+void RingDetector::learn(int rank, How how, int from, int hops, Time silent, Time now, Output *out) {
+  if (rank < 0 || rank >= cfg_.ring->size()) return;
+  if (rank == cfg_.rank) {
+    if (how != How::declared) fence(from, how, out);
+    return;
+  }
+  if (!sorted_insert(&failed_sorted_, rank)) return;
+  failed_order_.push_back(rank);
+  digest_ += mix(static_cast<std::uint64_t>(rank));
+  live_.remove(pos_of(rank));
+  out->events.push_back({Event::rank_failed, rank, how, from, how == How::notice ? hops : 0, silent});
+  broadcast(rank, how == How::notice ? hops + 1 : 1, out);
+  retarget(now, out);
+}
+
+void RingDetector::mark_left(int rank, Time now, Output *out) {
+  if (rank < 0 || rank >= cfg_.ring->size() || rank == cfg_.rank || is_failed(rank)) return;
+  if (!sorted_insert(&left_sorted_, rank)) return;
+  live_.remove(pos_of(rank));
+  retarget(now, out);
+}
+
+void RingDetector::broadcast(int rank, int hops, Output *out) {
+  int live_n = live_.live();
+  if (live_n != offsets_live_) {
+    offsets_ = topology::bcast_offsets(cfg_.bcast, live_n);
+    offsets_live_ = live_n;
+  }
+  for (int off : offsets_) {
+    int to = rank_at(live_.step(me_pos_, off));
+    if (to < 0 || to == cfg_.rank) continue;
+    Message m;
+    m.type = MsgType::notice;
+    m.subject = rank;
+    m.hops = hops;
+    out->messages.push_back({to, std::move(m)});
+  }
+}
+
+void RingDetector::retarget(Time now, Output *out) {
+  int obs = rank_at(live_.step(me_pos_, +1));
+  int emi = rank_at(live_.step(me_pos_, -1));
+  if (obs != observer_) {
+    observer_ = obs;
+    if (obs >= 0) send_heartbeat(now, out);
+  }
+  if (emi != emitter_) {
+    bool first = emitter_ < 0 && failed_sorted_.empty() && left_sorted_.empty();
+    emitter_ = emi;
+    last_heard_ = now;
+    deadline_ = now + cfg_.timeout + cfg_.grace;
+    next_emit_request_ = -1;
+    if (emi >= 0 && !first) send_emit_request(now, out);
+  }
+}
+
+// ---- wire format ----
+namespace {
+constexpr std::int32_t kMagic = 0x43480000;  // "CH" << 16, low bits: type
+constexpr int kHeader = 9;
+}  // namespace
+
+int max_encoded_len(int n) { return kHeader + 2 * n; }
+
+std::vector<std::int32_t> encode(const Message &m) {
+  std::vector<std::int32_t> w;
+  w.reserve(kHeader + m.failed.size() + m.left.size());
+  w.push_back(kMagic | static_cast<std::int32_t>(m.type));
+  w.push_back(m.subject);
+  w.push_back(m.hops);
+  w.push_back(static_cast<std::int32_t>(m.count));
+  w.push_back(static_cast<std::int32_t>(m.digest & 0xffffffffu));
+  w.push_back(static_cast<std::int32_t>(m.digest >> 32));
+  w.push_back(m.reply ? 1 : 0);
+  w.push_back(static_cast<std::int32_t>(m.failed.size()));
+  w.push_back(static_cast<std::int32_t>(m.left.size()));
+  w.insert(w.end(), m.failed.begin(), m.failed.end());
+  w.insert(w.end(), m.left.begin(), m.left.end());
+  return w;
+}
+
+bool decode(const std::int32_t *w, int len, int n, Message *m) {
+  if (len < kHeader || (w[0] & 0xffff0000) != kMagic) return false;
+  int type = w[0] & 0xffff;
+  if (type < 1 || type > 5) return false;
+  int nf = w[7], nl = w[8];
+  if (nf < 0 || nl < 0 || nf > n || nl > n || len != kHeader + nf + nl) return false;
+  m->type = static_cast<MsgType>(type);
+  m->subject = w[1];
+  m->hops = w[2];
+  m->count = static_cast<std::uint32_t>(w[3]);
+  m->digest = static_cast<std::uint32_t>(w[4]) | (static_cast<std::uint64_t>(static_cast<std::uint32_t>(w[5])) << 32);
+  m->reply = w[6] != 0;
+  m->failed.assign(w + kHeader, w + kHeader + nf);
+  m->left.assign(w + kHeader + nf, w + kHeader + nf + nl);
+  for (int r : m->failed)
+    if (r < 0 || r >= n) return false;
+  for (int r : m->left)
+    if (r < 0 || r >= n) return false;
+  return true;
+}
+
+}  // namespace cohort::detector

@@ -1,0 +1,158 @@
+// The failure detector's protocol, sans-IO: a heartbeat ring with failure-notice broadcast.
+//
+// One RingDetector per rank. It is fed the time (tick) and the messages it receives (on_message), and
+// answers with messages to send and events (a rank failed; this rank was fenced). It holds no MPI, no
+// thread and no clock, so unit tests drive it with a fake clock and a fake network and bench/ simulates
+// 65,536 of them. Not thread-safe: one caller at a time.
+//
+// Protocol (after OCFTL, Rosso and Francesquini, section 4.1, and the ULFM detector of Bosilca et al.,
+// "A failure detector for HPC platforms", IJHPCA 2018, sections 3-4):
+//  - Ring: the ranks in ring order (topology::Ring). Each rank *emits* a heartbeat to its *observer*, the
+//    next live position, every *period*, and *observes* its *emitter*, the previous live position.
+//  - Suspicion: no message from the emitter for *timeout* -> the emitter is marked failed, a failure
+//    notice goes to the broadcast targets (topology::bcast_offsets, counted in live positions), and the
+//    next live predecessor becomes the emitter: it is sent an emit request (naming the absent ranks
+//    between the two) and gets timeout + grace before it can be suspected in turn. Until it is heard,
+//    the request is repeated every period (it may not know yet that it must emit to us).
+//  - Broadcast: every rank sends a notice to its own targets once, on first learning of a failure
+//    (whatever told it), so the notice floods the overlay and survives dead forwarders.
+//  - Anti-entropy: every heartbeat carries a digest (count and an order-free hash) of the sender's failed
+//    set. An observer that sees two heartbeats in a row whose digest differs from its own sends its whole
+//    failed set (sync); the emitter merges it and answers with what the observer lacks. Notices that were
+//    lost, or sent to a rank that died on receipt, are therefore always recovered along the ring.
+//  - Self-fencing: a message naming this rank as failed (notice, sync or emit request) fences it (event
+//    self_fenced; the runtime exits). A message from a rank known failed is answered with a sync, which
+//    names that rank and so fences it: a rank that was paused past the timeout can never rejoin.
+//  - Stall guard: a tick that comes more than timeout/2 after the previous one means this rank itself
+//    was not running (paused, descheduled): it restarts its emitter's timeout instead of suspecting it.
+//  - Leaving: a rank that stops its detector (MPI_Finalize) tells its observer and emitter; they close the
+//    ring around it without suspecting it. A departed rank is not a failed one.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "topology/ring.hpp"
+
+namespace cohort::detector {
+
+/// Time in microseconds since any fixed origin (monotonic).
+using Time = std::int64_t;
+
+struct Config {
+  int rank = 0;                                  ///< this rank (MPI_COMM_WORLD rank)
+  std::shared_ptr<const topology::Ring> ring;    ///< the same ring on every rank
+  Time period = 100000;                          ///< heartbeat period, µs
+  Time timeout = 1000000;                        ///< silence before suspicion, µs (>= 2 * period)
+  Time grace = 100000;                           ///< extra time granted to a new emitter, µs
+  topology::Bcast bcast = topology::Bcast::chord;
+  bool resync = true;                            ///< digest anti-entropy on heartbeats
+};
+
+enum class MsgType : std::int32_t { heartbeat = 1, notice = 2, sync = 3, emit_request = 4, leaving = 5 };
+
+struct Message {
+  MsgType type = MsgType::heartbeat;
+  int subject = -1;             ///< notice: the failed rank
+  int hops = 0;                 ///< notice: hops from the rank that learned it first-hand (it sends 1)
+  std::uint32_t count = 0;      ///< heartbeat: size of the sender's failed set
+  std::uint64_t digest = 0;     ///< heartbeat: order-free hash of the sender's failed set
+  bool reply = false;           ///< sync: answer with a sync if you know failures that this one lacks
+  std::vector<int> failed;      ///< sync: the sender's failed set; emit_request: failed ranks in between
+  std::vector<int> left;        ///< emit_request: departed ranks in between
+};
+
+struct Outgoing {
+  int to;  ///< destination rank
+  Message msg;
+};
+
+/// How a rank learned of a failure.
+enum class How { suspected, notice, sync, emit_request, declared };
+const char *how_name(How how);
+
+struct Event {
+  enum Kind { rank_failed, self_fenced } kind;
+  int rank;       ///< the failed rank (self_fenced: this rank)
+  How how;        ///< how this rank learned it
+  int from;       ///< the rank whose message told it (suspected/declared: this rank)
+  int hops;       ///< notice: the notice's hop count; otherwise 0
+  Time silent;    ///< suspected: µs since the emitter was last heard; otherwise 0
+};
+
+/// What one call produced; callers append-and-drain (the machine only appends).
+struct Output {
+  std::vector<Outgoing> messages;
+  std::vector<Event> events;
+  void clear() {
+    messages.clear();
+    events.clear();
+  }
+};
+
+/// The order-free digest of a failed set (sum of a 64-bit mix of each rank).
+std::uint64_t digest_of(const std::vector<int> &ranks);
+
+class RingDetector {
+ public:
+  /// Starts watching at time now: the first emitter gets timeout + grace.
+  RingDetector(Config config, Time now, Output *out);
+
+  /// Advances the clock: sends due heartbeats and suspects a silent emitter.
+  void tick(Time now, Output *out);
+  /// A message from rank `from` arrived at time now.
+  void on_message(int from, const Message &msg, Time now, Output *out);
+  /// Another part of cohort learned that `rank` is dead: record and broadcast it as if suspected here.
+  void declare_failed(int rank, Time now, Output *out);
+  /// This rank stops (MPI_Finalize): tells its observer and emitter; afterwards the machine is inert.
+  void leave(Time now, Output *out);
+
+  bool fenced() const { return fenced_; }
+  bool stopped() const { return stopped_ || fenced_; }
+  bool is_failed(int rank) const;
+  /// Failed ranks in the order this rank learned them.
+  const std::vector<int> &failed_order() const { return failed_order_; }
+  int emitter() const { return emitter_; }
+  int observer() const { return observer_; }
+  int live() const { return live_.live(); }
+  std::uint64_t digest() const { return digest_; }
+  const Config &config() const { return cfg_; }
+
+ private:
+  int pos_of(int rank) const { return cfg_.ring->position_of[rank]; }
+  int rank_at(int pos) const { return pos < 0 ? -1 : cfg_.ring->rank_at[pos]; }
+  void learn(int rank, How how, int from, int hops, Time silent, Time now, Output *out);
+  void mark_left(int rank, Time now, Output *out);
+  void retarget(Time now, Output *out);
+  void broadcast(int rank, int hops, Output *out);
+  void send_heartbeat(Time now, Output *out);
+  void send_sync(int to, bool reply, Output *out);
+  void send_emit_request(Time now, Output *out);
+  void fence(int from, How how, Output *out);
+  bool contains_failed(const std::vector<int> &sorted, int rank) const;
+
+  Config cfg_;
+  int me_pos_;
+  topology::LiveRing live_;          // absent = failed or departed positions
+  std::vector<int> failed_sorted_;
+  std::vector<int> failed_order_;
+  std::vector<int> left_sorted_;
+  std::uint64_t digest_ = 0;
+  int emitter_ = -1, observer_ = -1;
+  Time last_heard_ = 0, deadline_ = 0, next_hb_ = 0, last_tick_ = -1;
+  Time next_emit_request_ = -1;  // >= 0 while a re-targeted emitter has not been heard
+  int mismatch_from_ = -1, mismatch_streak_ = 0;
+  bool fenced_ = false, stopped_ = false;
+  // bcast_offsets for the current live count (recomputed when it changes).
+  int offsets_live_ = -1;
+  std::vector<int> offsets_;
+};
+
+/// Wire format: a message as 32-bit integers (header then the rank lists). decode returns false on a
+/// malformed buffer (wrong magic, lengths that do not add up, ranks outside [0, n)).
+std::vector<std::int32_t> encode(const Message &msg);
+bool decode(const std::int32_t *data, int len, int n, Message *out);
+/// Upper bound of an encoded message's length for a job of n ranks.
+int max_encoded_len(int n);
+
+}  // namespace cohort::detector

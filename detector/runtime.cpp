@@ -1,0 +1,409 @@
+// The detector runtime: the RingDetector state machine driven by a thread over MPI point-to-point on a
+// private duplicate of MPI_COMM_WORLD.
+#include "detector/runtime.hpp"
+
+#include <mpi.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <atomic>
+#include <cerrno>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cohort/cohort.h"
+#include "detector/inject.hpp"
+#include "detector/log.hpp"
+#include "detector/ring_detector.hpp"
+#include "detector/settings.hpp"
+#include "detector/stats.hpp"
+
+namespace cohort::detector {
+namespace {
+
+constexpr int kTag = 7;               // the private communicator carries only detector traffic
+constexpr int kMaxOutstanding = 16;   // per peer: sends to a dead rank mostly never complete
+constexpr int kMaxDrain = 4096;       // receives handled per loop iteration
+
+Time monotonic_us() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Time>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+void sleep_us(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  // NOTE: MPICH signals survivors with SIGUSR1 when a rank dies: resume the sleep on EINTR.
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+  }
+}
+
+std::int64_t thread_cpu_us() {
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return -1;
+  return (static_cast<std::int64_t>(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
+         ru.ru_stime.tv_usec;
+}
+
+struct PendingSend {
+  int to;
+  std::vector<std::int32_t> buf;
+};
+
+class Runtime {
+ public:
+  // ---- state shared with other threads ----
+  std::atomic<bool> running{false};
+  std::atomic<bool> stop_flag{false};
+  int rank = -1, size = 0;
+  Settings settings;
+  Time t0 = 0;
+
+  std::mutex pub_mu;  // published failed set, listeners, hooks
+  std::vector<int> order;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> flags;
+  std::unique_ptr<std::atomic<Time>[]> learned_at;
+  std::atomic<std::uint64_t> epoch{0};
+  std::vector<std::function<void(int)>> listeners;
+  std::vector<std::function<void()>> hooks;
+  std::atomic<std::uint64_t> hooks_gen{0};
+  std::vector<int> listener_queue;  // failures whose listeners the thread has not called yet
+
+  std::mutex sm_mu;  // the state machine and the messages produced outside the thread
+  std::unique_ptr<RingDetector> sm;
+  Output side_out;
+
+  std::mutex stats_mu;
+  Stats st;
+
+  // ---- thread only ----
+  std::thread thread;
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<std::int32_t> rbuf;
+  MPI_Request rreq = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> sreqs;
+  std::vector<PendingSend> sends;
+  std::vector<int> outstanding;  // per peer
+
+  void publish(const std::vector<Event> &events);
+  void transmit(std::vector<Outgoing> &msgs);
+  void progress_sends();
+  void drain(std::vector<std::pair<int, Message>> *in);
+  void loop();
+  void shutdown();
+};
+
+Runtime g;
+
+void Runtime::publish(const std::vector<Event> &events) {
+  for (const Event &e : events) {
+    Time at_ms = (monotonic_us() - t0) / 1000;
+    if (e.kind == Event::self_fenced) {
+      log::fatal(COHORT_EXIT_FENCED,
+                 "fenced: rank %d reports that the survivors declared this rank failed (%s, %lld ms since start); "
+                 "exiting with code %d",
+                 e.from, how_name(e.how), static_cast<long long>(at_ms), COHORT_EXIT_FENCED);
+    }
+    {
+      std::lock_guard<std::mutex> lock(pub_mu);
+      if (flags[e.rank].exchange(1) != 0) continue;
+      learned_at[e.rank].store(monotonic_us());
+      order.push_back(e.rank);
+      listener_queue.push_back(e.rank);
+      epoch.store(order.size(), std::memory_order_release);
+    }
+    switch (e.how) {
+      case How::suspected:
+        COHORT_LOG_WARN("rank %d suspected after %lld ms (timeout %ld ms), %lld ms since start", e.rank,
+                        static_cast<long long>(e.silent / 1000), settings.timeout_ms, static_cast<long long>(at_ms));
+        break;
+      case How::notice:
+        COHORT_LOG_INFO("rank %d failed: notice from rank %d (hop %d), %lld ms since start", e.rank, e.from, e.hops,
+                        static_cast<long long>(at_ms));
+        break;
+      case How::declared:
+        COHORT_LOG_INFO("rank %d failed: declared by cohort, %lld ms since start", e.rank, static_cast<long long>(at_ms));
+        break;
+      default:
+        COHORT_LOG_INFO("rank %d failed: %s from rank %d, %lld ms since start", e.rank, how_name(e.how), e.from,
+                        static_cast<long long>(at_ms));
+        break;
+    }
+  }
+}
+
+void Runtime::transmit(std::vector<Outgoing> &msgs) {
+  for (Outgoing &o : msgs) {
+    if (o.to < 0 || o.to >= size || o.to == rank) continue;
+    if (outstanding[o.to] >= kMaxOutstanding) {
+      progress_sends();
+      if (outstanding[o.to] >= kMaxOutstanding) {
+        std::lock_guard<std::mutex> lock(stats_mu);
+        ++st.dropped;
+        continue;
+      }
+    }
+    PendingSend p{o.to, encode(o.msg)};
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = PMPI_Isend(p.buf.data(), static_cast<int>(p.buf.size()), MPI_INT32_T, o.to, kTag, comm, &req);
+    if (rc != MPI_SUCCESS) {
+      COHORT_LOG_DEBUG("detector: MPI_Isend to rank %d failed (code %d); message dropped", o.to, rc);
+      continue;
+    }
+    ++outstanding[o.to];
+    sends.push_back(std::move(p));
+    sreqs.push_back(req);
+    std::lock_guard<std::mutex> lock(stats_mu);
+    ++st.sent;
+  }
+  msgs.clear();
+}
+
+void Runtime::progress_sends() {
+  if (sreqs.empty()) return;
+  int done = 0;
+  std::vector<int> idx(sreqs.size());
+  PMPI_Testsome(static_cast<int>(sreqs.size()), sreqs.data(), &done, idx.data(), MPI_STATUSES_IGNORE);
+  if (done <= 0 || done == MPI_UNDEFINED) return;
+  size_t w = 0;
+  for (size_t i = 0; i < sreqs.size(); ++i) {
+    if (sreqs[i] == MPI_REQUEST_NULL) {
+      --outstanding[sends[i].to];
+      continue;
+    }
+    if (w != i) {
+      sreqs[w] = sreqs[i];
+      sends[w] = std::move(sends[i]);
+    }
+    ++w;
+  }
+  sreqs.resize(w);
+  sends.resize(w);
+}
+
+void Runtime::drain(std::vector<std::pair<int, Message>> *in) {
+  for (int i = 0; i < kMaxDrain; ++i) {
+    int flag = 0;
+    MPI_Status status;
+    PMPI_Test(&rreq, &flag, &status);
+    if (!flag) return;
+    int len = 0;
+    PMPI_Get_count(&status, MPI_INT32_T, &len);
+    Message m;
+    if (decode(rbuf.data(), len, size, &m)) {
+      in->emplace_back(status.MPI_SOURCE, std::move(m));
+    } else {
+      COHORT_LOG_DEBUG("detector: malformed message from rank %d (%d ints) ignored", status.MPI_SOURCE, len);
+    }
+    PMPI_Irecv(rbuf.data(), static_cast<int>(rbuf.size()), MPI_INT32_T, MPI_ANY_SOURCE, kTag, comm, &rreq);
+  }
+}
+
+void Runtime::loop() {
+  Time started = monotonic_us();
+  Time next_cpu = started + 1000000;
+  std::vector<std::pair<int, Message>> in;
+  std::vector<std::function<void()>> my_hooks;
+  std::vector<std::function<void(int)>> my_listeners;
+  std::vector<int> calls;
+  std::uint64_t my_hooks_gen = ~0ULL;
+  Output out;
+  std::uint64_t iterations = 0, received = 0;
+  while (!stop_flag.load(std::memory_order_acquire)) {
+    drain(&in);
+    received += in.size();
+    Time now = monotonic_us();
+    {
+      std::lock_guard<std::mutex> lock(sm_mu);
+      for (auto &m : in) sm->on_message(m.first, m.second, now, &out);
+      sm->tick(now, &out);
+      publish(out.events);
+      out.events.clear();
+      for (auto &o : side_out.messages) out.messages.push_back(std::move(o));
+      side_out.clear();
+    }
+    in.clear();
+    transmit(out.messages);
+    progress_sends();
+    {
+      std::lock_guard<std::mutex> lock(pub_mu);
+      calls.swap(listener_queue);
+      if (!calls.empty()) my_listeners = listeners;
+      if (hooks_gen.load() != my_hooks_gen) {
+        my_hooks = hooks;
+        my_hooks_gen = hooks_gen.load();
+      }
+    }
+    for (int r : calls)
+      for (auto &l : my_listeners) l(r);
+    calls.clear();
+    for (auto &h : my_hooks) h();
+    ++iterations;
+    if (now >= next_cpu) {
+      next_cpu = now + 1000000;
+      std::lock_guard<std::mutex> lock(stats_mu);
+      st.thread_cpu_us = thread_cpu_us();
+      st.thread_wall_us = now - started;
+      st.iterations = iterations;
+      st.received = received;
+    }
+    sleep_us(settings.poll_us);
+  }
+  shutdown();
+  std::lock_guard<std::mutex> lock(stats_mu);
+  st.thread_cpu_us = thread_cpu_us();
+  st.thread_wall_us = monotonic_us() - started;
+  st.iterations = iterations;
+  st.received = received;
+}
+
+void Runtime::shutdown() {
+  Output out;
+  {
+    std::lock_guard<std::mutex> lock(sm_mu);
+    sm->leave(monotonic_us(), &out);
+  }
+  transmit(out.messages);
+  // NOTE: give the leaving notes a moment to go out (bounded: stop() is local and never hangs).
+  Time until = monotonic_us() + 50000;
+  while (!sreqs.empty() && monotonic_us() < until) {
+    progress_sends();
+    sleep_us(1000);
+  }
+  PMPI_Cancel(&rreq);
+  PMPI_Wait(&rreq, MPI_STATUS_IGNORE);
+  // Sends to dead ranks may never complete: let MPI finish or drop them on its own.
+  for (MPI_Request &r : sreqs) PMPI_Request_free(&r);
+  sreqs.clear();
+  sends.clear();
+}
+
+}  // namespace
+
+void start(bool thread_multiple) {
+  if (g.running.load() || g.size > 0) return;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &g.rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &g.size);
+  g.t0 = monotonic_us();
+  std::string err = load_settings(&g.settings);
+  if (!err.empty()) log::fatal(2, "MPI_Init: %s", err.c_str());
+  g.flags.reset(new std::atomic<std::uint8_t>[g.size]);
+  g.learned_at.reset(new std::atomic<Time>[g.size]);
+  for (int i = 0; i < g.size; ++i) {
+    g.flags[i].store(0);
+    g.learned_at[i].store(-1);
+  }
+  if (thread_multiple) {
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.comm) != MPI_SUCCESS) log::fatal(2, "MPI_Init: MPI_Comm_dup for the failure detector failed");
+    PMPI_Comm_set_errhandler(g.comm, MPI_ERRORS_RETURN);
+    Config c;
+    c.rank = g.rank;
+    c.ring = std::make_shared<topology::Ring>(g.size, g.settings.shuffle, g.settings.seed);
+    c.period = g.settings.period_ms * 1000;
+    c.timeout = g.settings.timeout_ms * 1000;
+    c.grace = g.settings.grace_ms * 1000;
+    c.bcast = g.settings.bcast;
+    Output out;
+    g.sm = std::make_unique<RingDetector>(c, monotonic_us(), &out);
+    g.side_out = std::move(out);
+    g.rbuf.assign(static_cast<size_t>(max_encoded_len(g.size)), 0);
+    g.outstanding.assign(static_cast<size_t>(g.size), 0);
+    PMPI_Irecv(g.rbuf.data(), static_cast<int>(g.rbuf.size()), MPI_INT32_T, MPI_ANY_SOURCE, kTag, g.comm, &g.rreq);
+    g.stop_flag.store(false);
+    g.running.store(true);
+    g.thread = std::thread([] { g.loop(); });
+    COHORT_LOG_DEBUG("detector: started (period %ld ms, timeout %ld ms, grace %ld ms, broadcast %s, ring %s)",
+                     g.settings.period_ms, g.settings.timeout_ms, g.settings.grace_ms, topology::bcast_name(g.settings.bcast),
+                     g.settings.shuffle ? "shuffled" : "identity");
+  }
+  inject::arm(g.rank);
+}
+
+void stop() {
+  if (!g.running.exchange(false)) return;
+  g.stop_flag.store(true, std::memory_order_release);
+  if (g.thread.joinable()) g.thread.join();
+  if (log::enabled(log::Level::info)) {
+    std::vector<int> f = failed_ranks();
+    std::string list;
+    for (int r : f) list += " " + std::to_string(r);
+    COHORT_LOG_INFO("detector stopped after %lld ms: %zu failed rank(s)%s%s", static_cast<long long>((monotonic_us() - g.t0) / 1000),
+                    f.size(), f.empty() ? "" : ":", list.c_str());
+  }
+}
+
+bool running() { return g.running.load(); }
+int world_rank() { return g.rank; }
+int world_size() { return g.size; }
+
+std::uint64_t failure_epoch() { return g.epoch.load(std::memory_order_acquire); }
+
+bool is_failed(int world_rank) {
+  if (world_rank < 0 || world_rank >= g.size || !g.flags) return false;
+  return g.flags[world_rank].load(std::memory_order_acquire) != 0;
+}
+
+std::vector<int> failed_ranks() {
+  std::lock_guard<std::mutex> lock(g.pub_mu);
+  return g.order;
+}
+
+void declare_failed(int world_rank) {
+  if (world_rank < 0 || world_rank >= g.size) return;
+  if (world_rank == g.rank) {
+    log::fatal(COHORT_EXIT_FENCED, "fenced: cohort declared this rank failed; exiting with code %d", COHORT_EXIT_FENCED);
+  }
+  std::vector<Event> events;
+  if (g.sm) {
+    std::lock_guard<std::mutex> lock(g.sm_mu);
+    Output out;
+    g.sm->declare_failed(world_rank, monotonic_us(), &out);
+    for (auto &m : out.messages) g.side_out.messages.push_back(std::move(m));
+    g.publish(out.events);
+  } else {
+    g.publish({Event{Event::rank_failed, world_rank, How::declared, g.rank, 0, 0}});
+  }
+  if (!g.running.load()) {
+    // No thread to call the listeners: call them here.
+    std::vector<int> calls;
+    std::vector<std::function<void(int)>> ls;
+    {
+      std::lock_guard<std::mutex> lock(g.pub_mu);
+      calls.swap(g.listener_queue);
+      ls = g.listeners;
+    }
+    for (int r : calls)
+      for (auto &l : ls) l(r);
+  }
+}
+
+void on_failure(std::function<void(int)> listener) {
+  std::lock_guard<std::mutex> lock(g.pub_mu);
+  g.listeners.push_back(std::move(listener));
+}
+
+void add_progress_hook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(g.pub_mu);
+  g.hooks.push_back(std::move(hook));
+  g.hooks_gen.fetch_add(1);
+}
+
+Stats stats() {
+  std::lock_guard<std::mutex> lock(g.stats_mu);
+  return g.st;
+}
+
+std::int64_t learned_at_us(int world_rank) {
+  if (world_rank < 0 || world_rank >= g.size || !g.learned_at) return -1;
+  return g.learned_at[world_rank].load();
+}
+
+std::int64_t wall_minus_monotonic_us() {
+  struct timespec w, m;
+  clock_gettime(CLOCK_REALTIME, &w);
+  clock_gettime(CLOCK_MONOTONIC, &m);
+  return (static_cast<std::int64_t>(w.tv_sec) - m.tv_sec) * 1000000 + (w.tv_nsec - m.tv_nsec) / 1000;
+}
+
+}  // namespace cohort::detector

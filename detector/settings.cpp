@@ -1,0 +1,43 @@
+#include "detector/settings.hpp"
+
+#include "detector/env.hpp"
+
+namespace cohort::detector {
+namespace {
+
+// Reads one integer variable; on error fills *err with one line naming it.
+bool read_long(const char *name, long fallback, long lo, long hi, const char *unit, long *out, std::string *err) {
+  auto v = env::get_long(name, fallback, lo, hi);
+  if (!v) {
+    *err = std::string("invalid ") + name + "='" + env::get(name).value_or("") + "' (expected " + unit + " in " +
+           std::to_string(lo) + ".." + std::to_string(hi) + ")";
+    return false;
+  }
+  *out = *v;
+  return true;
+}
+
+}  // namespace
+
+std::string load_settings(Settings *s) {
+  std::string err;
+  long shuffle = 0, seed = 1;
+  if (!read_long("COHORT_HB_PERIOD_MS", 100, 1, 3600000, "ms", &s->period_ms, &err)) return err;
+  if (!read_long("COHORT_HB_TIMEOUT_MS", 1000, 2, 36000000, "ms", &s->timeout_ms, &err)) return err;
+  if (s->timeout_ms < 2 * s->period_ms) {
+    return "invalid COHORT_HB_TIMEOUT_MS=" + std::to_string(s->timeout_ms) + ": must be at least 2 x COHORT_HB_PERIOD_MS (" +
+           std::to_string(s->period_ms) + " ms)";
+  }
+  if (!read_long("COHORT_HB_GRACE_MS", s->period_ms, 0, s->timeout_ms, "ms", &s->grace_ms, &err)) return err;
+  if (!read_long("COHORT_POLL_US", 1000, 50, 100000, "µs", &s->poll_us, &err)) return err;
+  if (auto b = env::get("COHORT_BCAST")) {
+    if (!topology::parse_bcast(*b, &s->bcast)) return "invalid COHORT_BCAST='" + *b + "' (expected chord, bmg or hba)";
+  }
+  if (!read_long("COHORT_RING_SHUFFLE", 0, 0, 1, "0 or 1", &shuffle, &err)) return err;
+  if (!read_long("COHORT_RING_SEED", 1, 0, 0x7fffffffffffffffL, "an integer", &seed, &err)) return err;
+  s->shuffle = shuffle != 0;
+  s->seed = static_cast<std::uint64_t>(seed);
+  return "";
+}
+
+}  // namespace cohort::detector

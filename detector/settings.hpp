@@ -1,0 +1,34 @@
+// The detector's configuration, read once from the environment at MPI_Init. Defaults in one place.
+//
+// | variable              | default | meaning                                                            |
+// |-----------------------|---------|--------------------------------------------------------------------|
+// | COHORT_HB_PERIOD_MS   | 100     | heartbeat period, ms (1..3600000)                                  |
+// | COHORT_HB_TIMEOUT_MS  | 1000    | silence before suspicion, ms (>= 2 x period, <= 36000000)          |
+// | COHORT_HB_GRACE_MS    | period  | extra time a new emitter gets after re-targeting, ms (0..timeout)  |
+// | COHORT_POLL_US        | 1000    | detector thread loop interval, µs (50..100000)                     |
+// | COHORT_BCAST          | chord   | failure-notice broadcast: chord, bmg or hba                        |
+// | COHORT_RING_SHUFFLE   | 0       | 1: shuffle the ring order (same on every rank)                     |
+// | COHORT_RING_SEED      | 1       | seed of that shuffle (0..2^63-1)                                   |
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "topology/ring.hpp"
+
+namespace cohort::detector {
+
+struct Settings {
+  long period_ms = 100;
+  long timeout_ms = 1000;
+  long grace_ms = -1;  ///< -1: same as period_ms
+  long poll_us = 1000;
+  topology::Bcast bcast = topology::Bcast::chord;
+  bool shuffle = false;
+  std::uint64_t seed = 1;
+};
+
+/// Reads the COHORT_* variables above into *out. Returns "" when all are valid, else one line naming the
+/// first invalid variable, its value and what is expected (the caller prefixes the call and exits 2).
+std::string load_settings(Settings *out);
+
+}  // namespace cohort::detector

@@ -1,0 +1,480 @@
+// The heartbeat backend of repair.hpp: the protocol engine (repair/engine.hpp) moved over point-to-point
+// messages on a private duplicate of MPI_COMM_WORLD, fed with the detector's failure notices.
+//
+// Threads: the thread that calls agree/shrink drives progress itself while it waits (low latency); the
+// detector thread runs the same progress from a hook about every millisecond, so that a rank that has
+// returned from an agreement keeps answering peers that are still in it. One mutex guards the engine and
+// the transport; the hook only try-locks it.
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cohort/cohort.h"
+#include "detector/inject.hpp"
+#include "detector/log.hpp"
+#include "detector/runtime.hpp"
+#include "repair/engine.hpp"
+#include "repair/repair.hpp"
+
+namespace cohort::repair {
+namespace {
+
+constexpr int kTag = 4242;
+constexpr std::int64_t kRevokePollNs = 200 * 1000;
+
+// One communicator known to repair; the value of its MPI attribute (g_keyval), deleted with it.
+struct CommInfo {
+  std::uint64_t id = 0;
+  std::vector<int> world;                          // comm rank -> world rank
+  std::map<std::uint64_t, std::uint64_t> children;  // members' hash -> communicators registered under it
+  std::vector<int> acked;
+};
+
+struct Sent {
+  MPI_Request req;
+  std::vector<char> bytes;
+  int to;
+};
+
+std::mutex g_mu;
+std::unique_ptr<Engine> g_engine;
+MPI_Comm g_comm = MPI_COMM_NULL;
+std::vector<char> g_rbuf;
+MPI_Request g_rreq = MPI_REQUEST_NULL;
+std::deque<Sent> g_sent;
+std::deque<Sent> g_abandoned;  // sends to dead ranks: MPI may still read their buffers, so they stay
+std::size_t g_failures_fed = 0;
+std::uint64_t g_epoch_fed = ~std::uint64_t{0};
+std::vector<int> g_to_declare;  // learned from messages; declared to the detector outside g_mu
+std::map<std::uint64_t, std::uint64_t> g_roots;  // communicators registered without a known parent
+std::atomic<bool> g_live{false};
+std::atomic<bool> g_any_revoked{false};
+std::atomic<std::int64_t> g_last_poll_ns{0};
+int g_keyval = MPI_KEYVAL_INVALID;
+struct Attempt;
+std::vector<std::shared_ptr<Attempt>> g_lost_attempts;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// NOTE: spin first for latency, then yield, then sleep: the detector thread and, oversubscribed, other
+// ranks share the cores, and a rank that spins forever delays their heartbeats into false suspicions.
+class Backoff {
+ public:
+  void pause() {
+    ++n_;
+    if (n_ < 8) return;
+    if (n_ < 4096) {
+      sched_yield();
+      return;
+    }
+    struct timespec ts = {0, 20 * 1000};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+    }
+  }
+
+ private:
+  std::uint64_t n_ = 0;
+};
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  return h ^ (h >> 29);
+}
+
+std::vector<int> world_ranks_of(MPI_Comm comm) {
+  MPI_Group group, world;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  int n = 0;
+  PMPI_Group_size(group, &n);
+  std::vector<int> local(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) local[static_cast<std::size_t>(i)] = i;
+  PMPI_Group_translate_ranks(group, n, local.data(), world, out.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  return out;
+}
+
+void post_receive() {
+  int rc = PMPI_Irecv(g_rbuf.data(), static_cast<int>(g_rbuf.size()), MPI_BYTE, MPI_ANY_SOURCE, kTag, g_comm,
+                      &g_rreq);
+  if (rc != MPI_SUCCESS) log::fatal(1, "repair: MPI_Irecv on the private communicator failed (code %d)", rc);
+}
+
+[[noreturn]] void fence() {
+  COHORT_LOG_ERROR("repair: the survivors agreed that this rank is dead; exiting (self-fencing)");
+  std::_Exit(COHORT_EXIT_FENCED);
+}
+
+const char *hook_name(const std::vector<char> &bytes) {
+  if (bytes[0] == Wire::kRevoke) return "revoke.notice";
+  switch (bytes[1]) {
+    case AgreeMsg::kContrib: return "agree.contrib";
+    case AgreeMsg::kDecide: return "agree.decide";
+    default: return "agree.view";
+  }
+}
+
+// Hands the engine's messages to MPI. Caller holds g_mu.
+void flush_locked() {
+  for (Engine::Send &s : g_engine->take_sends()) {
+    inject::point(hook_name(s.bytes));
+    Sent sent{MPI_REQUEST_NULL, std::move(s.bytes), s.to};
+    int rc = PMPI_Isend(sent.bytes.data(), static_cast<int>(sent.bytes.size()), MPI_BYTE, s.to, kTag, g_comm,
+                        &sent.req);
+    if (rc != MPI_SUCCESS) {
+      COHORT_LOG_DEBUG("repair: MPI_Isend to rank %d failed (code %d)", s.to, rc);
+      continue;
+    }
+    g_sent.push_back(std::move(sent));
+  }
+  for (int w : g_engine->take_learned()) g_to_declare.push_back(w);
+}
+
+// One round of progress: failures, received messages, sends. Caller holds g_mu.
+void progress_locked() {
+  if (!g_live.load(std::memory_order_relaxed)) return;
+  std::uint64_t epoch = detector::failure_epoch();
+  if (epoch != g_epoch_fed) {
+    g_epoch_fed = epoch;
+    std::vector<int> failed = detector::failed_ranks();
+    for (; g_failures_fed < failed.size(); ++g_failures_fed) g_engine->on_failure(failed[g_failures_fed]);
+  }
+  for (int i = 0; i < 256; ++i) {
+    int done = 0;
+    MPI_Status st;
+    PMPI_Test(&g_rreq, &done, &st);
+    if (!done) break;
+    int len = 0;
+    PMPI_Get_count(&st, MPI_BYTE, &len);
+    if (len > 0 && g_rbuf[0] == Wire::kRevoke) g_any_revoked.store(true);
+    g_engine->on_receive(st.MPI_SOURCE, g_rbuf.data(), static_cast<std::size_t>(len));
+    post_receive();
+  }
+  flush_locked();
+  for (auto it = g_sent.begin(); it != g_sent.end();) {
+    int done = 0;
+    PMPI_Test(&it->req, &done, MPI_STATUS_IGNORE);
+    if (done) {
+      it = g_sent.erase(it);
+    } else if (g_engine->is_failed(it->to)) {
+      g_abandoned.push_back(std::move(*it));
+      it = g_sent.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (g_engine->fenced()) fence();
+}
+
+// Tells the detector what the engine learned from messages (outside g_mu: the detector has its own lock).
+void declare_learned() {
+  std::vector<int> todo;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    todo.swap(g_to_declare);
+  }
+  for (int w : todo) detector::declare_failed(w);
+}
+
+void progress_from_hook() {
+  if (!g_live.load(std::memory_order_relaxed)) return;
+  {
+    std::unique_lock<std::mutex> lock(g_mu, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    progress_locked();
+  }
+  declare_learned();
+}
+
+int delete_info(MPI_Comm, int, void *attr, void *) {
+  auto *info = static_cast<CommInfo *>(attr);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_engine) g_engine->remove_comm(info->id);
+  delete info;
+  return MPI_SUCCESS;
+}
+
+CommInfo *find_info(MPI_Comm comm) {
+  if (g_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return nullptr;
+  void *attr = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, g_keyval, &attr, &found);
+  return found ? static_cast<CommInfo *>(attr) : nullptr;
+}
+
+// Registers comm with an id derived from its parent's id (or from nothing) and its members: the k-th
+// communicator with these members registered under that parent. Caller holds g_mu.
+CommInfo *register_locked(MPI_Comm comm, CommInfo *parent) {
+  auto info = std::make_unique<CommInfo>();
+  info->world = world_ranks_of(comm);
+  std::uint64_t h = 0x636f686f7274ULL;  // "cohort"
+  for (int w : info->world) h = mix(h, static_cast<std::uint64_t>(w));
+  std::uint64_t k = parent != nullptr ? ++parent->children[h] : ++g_roots[h];
+  info->id = mix(mix(parent != nullptr ? parent->id : 0, h), k);
+  g_engine->add_comm(info->id, info->world);
+  CommInfo *raw = info.release();
+  PMPI_Comm_set_attr(comm, g_keyval, raw);
+  return raw;
+}
+
+CommInfo *info_of(MPI_Comm comm) {
+  if (CommInfo *info = find_info(comm)) return info;
+  std::lock_guard<std::mutex> lock(g_mu);
+  return register_locked(comm, nullptr);
+}
+
+bool live_or_warn(const char *call) {
+  if (g_live.load()) return true;
+  COHORT_LOG_WARN("%s: called outside MPI_Init/MPI_Finalize; nothing done", call);
+  return false;
+}
+
+// One agreement; returns when decided. Also returns the instance number (for create_group's tag).
+std::uint64_t agree_on(CommInfo *info, int *flag, std::vector<int> *failed) {
+  std::uint64_t inst;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    progress_locked();
+    inst = g_engine->start_agree(info->id, *flag);
+    flush_locked();
+  }
+  inject::point("agree.started");
+  Backoff backoff;
+  for (;;) {
+    bool done;
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      progress_locked();
+      done = g_engine->decision(info->id, inst, flag, failed);
+    }
+    declare_learned();
+    if (done) return inst;
+    backoff.pause();
+  }
+}
+
+// Waits until done() or until a rank of `members` (world ranks) is known dead; returns done().
+template <typename Done>
+bool wait_unless_lost(Done done, const std::vector<int> &members) {
+  Backoff backoff;
+  std::int64_t last = now_ns();
+  while (!done()) {
+    // NOTE: a progress round (and the check) only every 200 µs: under MPICH's global lock, a thread that
+    // keeps calling MPI slows down the communicator creation it waits for.
+    if (now_ns() - last > kRevokePollNs) {
+      last = now_ns();
+      bool lost = false;
+      {
+        std::lock_guard<std::mutex> lock(g_mu);
+        progress_locked();
+        for (int w : members) lost = lost || g_engine->is_failed(w);
+      }
+      declare_learned();
+      if (lost) return done();
+    }
+    backoff.pause();
+  }
+  return true;
+}
+
+struct Attempt {
+  std::atomic<bool> done{false};
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rc = MPI_SUCCESS;
+};
+
+// A communicator over `group` (world ranks `members`), or an unfinished attempt if a member died first.
+// With every member of comm alive in the agreed view it is a nonblocking MPI_Comm_idup, abandoned if a
+// member dies. Otherwise MPI_Comm_create_group, which cannot be abandoned, runs on a thread of its own;
+// that thread is abandoned instead (it may stay blocked in MPI forever).
+std::shared_ptr<Attempt> make_comm(MPI_Comm comm, bool whole, MPI_Group group, int tag,
+                                   const std::vector<int> &members) {
+  auto attempt = std::make_shared<Attempt>();
+  if (whole) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    attempt->rc = PMPI_Comm_idup(comm, &attempt->comm, &req);
+    if (attempt->rc != MPI_SUCCESS) {
+      attempt->done.store(true);
+      return attempt;
+    }
+    bool done = wait_unless_lost(
+        [&req] {
+          int flag = 0;
+          PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+          return flag != 0;
+        },
+        members);
+    if (done) {
+      attempt->done.store(true);
+    } else {
+      std::lock_guard<std::mutex> lock(g_mu);
+      g_lost_attempts.push_back(attempt);  // MPI may still complete the request and write attempt->comm
+    }
+    return attempt;
+  }
+  std::thread([attempt, comm, group, tag] {
+    MPI_Comm out = MPI_COMM_NULL;
+    attempt->rc = PMPI_Comm_create_group(comm, group, tag, &out);
+    attempt->comm = out;
+    attempt->done.store(true, std::memory_order_release);
+  }).detach();
+  wait_unless_lost([&attempt] { return attempt->done.load(std::memory_order_acquire); }, members);
+  return attempt;
+}
+
+}  // namespace
+
+void init() {
+  if (g_live.load()) return;
+  int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
+  if (rc != MPI_SUCCESS) log::fatal(1, "repair: MPI_Comm_dup(MPI_COMM_WORLD) failed (code %d)", rc);
+  PMPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_info, &g_keyval, nullptr);
+  int size = 0, rank = 0;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_engine = std::make_unique<Engine>(rank);
+    g_rbuf.assign(max_wire_size(size), 0);
+    post_receive();
+    register_locked(MPI_COMM_WORLD, nullptr);
+    g_live.store(true);
+  }
+  detector::add_progress_hook(progress_from_hook);
+}
+
+void finalize() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!g_live.exchange(false)) return;
+  // NOTE: the receive is withdrawn; the private communicator and abandoned sends are left to MPI, since
+  // freeing them could wait on dead ranks.
+  PMPI_Cancel(&g_rreq);
+  PMPI_Wait(&g_rreq, MPI_STATUS_IGNORE);
+}
+
+void register_comm(MPI_Comm comm, MPI_Comm parent) {
+  if (!live_or_warn("repair::register_comm") || find_info(comm) != nullptr) return;
+  CommInfo *p = parent == MPI_COMM_NULL ? nullptr : info_of(parent);
+  std::lock_guard<std::mutex> lock(g_mu);
+  register_locked(comm, p);
+}
+
+int agree(MPI_Comm comm, int *flag, std::vector<int> *failed) {
+  if (!live_or_warn("repair::agree")) return MPI_ERR_OTHER;
+  agree_on(info_of(comm), flag, failed);
+  return MPI_SUCCESS;
+}
+
+int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
+  if (!live_or_warn("repair::shrink")) return MPI_ERR_OTHER;
+  CommInfo *info = info_of(comm);
+  MPI_Group group;
+  PMPI_Comm_group(comm, &group);
+  for (int attempt = 1;; ++attempt) {
+    int flag = 1;
+    std::vector<int> failed;
+    std::uint64_t inst = agree_on(info, &flag, &failed);
+    std::vector<int> members;
+    for (std::size_t i = 0; i < info->world.size(); ++i) {
+      if (!std::binary_search(failed.begin(), failed.end(), static_cast<int>(i))) members.push_back(info->world[i]);
+    }
+    MPI_Group survivors;
+    PMPI_Group_excl(group, static_cast<int>(failed.size()), failed.data(), &survivors);
+    inject::point("shrink.create");
+    // NOTE: the tag tells this attempt from an abandoned earlier one that may still be blocked in MPI.
+    std::shared_ptr<Attempt> made =
+        make_comm(comm, failed.empty(), survivors, static_cast<int>(inst % 32768), members);
+    bool done = made->done.load(std::memory_order_acquire);
+    int ok = done && made->rc == MPI_SUCCESS && made->comm != MPI_COMM_NULL ? 1 : 0;
+    inject::point("shrink.confirm");
+    std::vector<int> failed_after;
+    agree_on(info, &ok, &failed_after);
+    if (done || failed.empty()) PMPI_Group_free(&survivors);  // else the abandoned thread may still use it
+    if (ok && failed_after == failed) {
+      PMPI_Group_free(&group);
+      *newcomm = made->comm;
+      std::lock_guard<std::mutex> lock(g_mu);
+      register_locked(*newcomm, info);
+      return MPI_SUCCESS;
+    }
+    // NOTE: a communicator that some survivors made and others did not is left allocated, never freed:
+    // freeing it could wait on a dead member.
+    if (failed_after == failed && done && made->rc != MPI_SUCCESS) {
+      COHORT_LOG_ERROR("repair::shrink: MPI_Comm_create_group failed (code %d)", made->rc);
+      PMPI_Group_free(&group);
+      return made->rc;
+    }
+    COHORT_LOG_INFO("repair::shrink: attempt %d over %zu ranks did not complete everywhere; retrying", attempt,
+                    members.size());
+  }
+}
+
+int revoke(MPI_Comm comm) {
+  if (!live_or_warn("repair::revoke")) return MPI_ERR_OTHER;
+  CommInfo *info = info_of(comm);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_engine->revoke(info->id);
+    g_any_revoked.store(true);
+    flush_locked();
+  }
+  declare_learned();
+  return MPI_SUCCESS;
+}
+
+bool is_revoked(MPI_Comm comm) {
+  if (!g_live.load(std::memory_order_relaxed)) return false;
+  std::int64_t now = now_ns();
+  if (now - g_last_poll_ns.load(std::memory_order_relaxed) > kRevokePollNs) {
+    g_last_poll_ns.store(now, std::memory_order_relaxed);
+    progress_from_hook();
+  }
+  if (!g_any_revoked.load(std::memory_order_acquire)) return false;
+  CommInfo *info = find_info(comm);
+  if (info == nullptr) return false;
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_engine->revoked(info->id);
+}
+
+int ack_failed(MPI_Comm comm) {
+  if (!live_or_warn("repair::ack_failed")) return MPI_ERR_OTHER;
+  CommInfo *info = info_of(comm);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    progress_locked();
+    info->acked.clear();
+    for (std::size_t i = 0; i < info->world.size(); ++i) {
+      if (g_engine->is_failed(info->world[i])) info->acked.push_back(static_cast<int>(i));
+    }
+  }
+  declare_learned();
+  return MPI_SUCCESS;
+}
+
+int get_failed(MPI_Comm comm, std::vector<int> *acked) {
+  if (!live_or_warn("repair::get_failed")) return MPI_ERR_OTHER;
+  CommInfo *info = info_of(comm);
+  std::lock_guard<std::mutex> lock(g_mu);
+  *acked = info->acked;
+  return MPI_SUCCESS;
+}
+
+}  // namespace cohort::repair

@@ -1,0 +1,167 @@
+/* Fault-free equivalence: every wrapped collective gives, on every rank, byte for byte the buffers that
+ * the raw MPI call (PMPI_*) gives from the same starting buffers, for several datatypes (int, double and
+ * a strided vector type), counts (0, 1, 7, 1000), roots (every rank) and MPI_IN_PLACE variants, on
+ * MPI_COMM_WORLD and on communicators made with MPI_Comm_dup and MPI_Comm_split. */
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cohort/cohort.h>
+
+#include "check.h"
+
+#define MAXC 1000
+static int rank, size;
+static const int counts[] = {0, 7, 1, MAXC};
+static int ncounts = 4;  /* "quick" (for MPICH, slow when oversubscribed): counts 0 and 7, roots 0 and last */
+static int quick = 0;
+
+/* Buffers big enough for size blocks of MAXC elements of the widest type (vector: stride 2 doubles). */
+static size_t bufbytes(void) { return (size_t)size * MAXC * 2 * sizeof(double) + 64; }
+
+/* Fills with values that depend on rank, position and seed; doubles hold small integers (exact sums). */
+static void fill(void *buf, size_t bytes, int seed) {
+  double *d = buf;
+  for (size_t i = 0; i < bytes / sizeof(double); ++i) d[i] = (double)((rank * 131 + (int)i * 7 + seed) % 1000);
+}
+
+typedef struct {
+  MPI_Datatype type;
+  const char *name;
+  int reducible;
+} Type;
+
+static void same(const void *a, const void *b, size_t bytes, const char *what, const char *type, int count,
+                 int root) {
+  CHECK(memcmp(a, b, bytes) == 0, "%s differs from raw MPI (type %s, count %d, root %d)", what, type, count, root);
+}
+
+typedef int (*AllFn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+static const struct {
+  const char *name;
+  AllFn wrapped, raw;
+} all[] = {{"MPI_Allreduce", MPI_Allreduce, PMPI_Allreduce}, {"MPI_Scan", MPI_Scan, PMPI_Scan}};
+
+static void check_comm(MPI_Comm comm, Type *types, int ntypes) {
+  int me, n;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &n);
+  size_t bytes = bufbytes();
+  char *a = malloc(bytes), *b = malloc(bytes), *sa = malloc(bytes), *sb = malloc(bytes);
+  MPI_Op ops[] = {MPI_SUM, MPI_MAX};
+  for (int t = 0; t < ntypes; ++t) {
+    MPI_Datatype ty = types[t].type;
+    for (int ci = 0; ci < ncounts; ++ci) {
+      int c = counts[ci];
+      for (int root = 0; root < n; root += quick && n > 1 ? n - 1 : 1) {
+        int seed = t * 10 + ci + root * 100;
+#define PREP() (fill(a, bytes, seed), memcpy(b, a, bytes), fill(sa, bytes, seed + 1), memcpy(sb, sa, bytes))
+        PREP();
+        CHECK(MPI_Bcast(a, c, ty, root, comm) == MPI_SUCCESS, "MPI_Bcast");
+        PMPI_Bcast(b, c, ty, root, comm);
+        same(a, b, bytes, "MPI_Bcast", types[t].name, c, root);
+
+        PREP();
+        CHECK(MPI_Gather(sa, c, ty, a, c, ty, root, comm) == MPI_SUCCESS, "MPI_Gather");
+        PMPI_Gather(sb, c, ty, b, c, ty, root, comm);
+        same(a, b, bytes, "MPI_Gather", types[t].name, c, root);
+
+        PREP();
+        MPI_Gather(me == root ? MPI_IN_PLACE : sa, c, ty, a, c, ty, root, comm);
+        PMPI_Gather(me == root ? MPI_IN_PLACE : sb, c, ty, b, c, ty, root, comm);
+        same(a, b, bytes, "MPI_Gather in place", types[t].name, c, root);
+
+        PREP();
+        CHECK(MPI_Scatter(sa, c, ty, a, c, ty, root, comm) == MPI_SUCCESS, "MPI_Scatter");
+        PMPI_Scatter(sb, c, ty, b, c, ty, root, comm);
+        same(a, b, bytes, "MPI_Scatter", types[t].name, c, root);
+
+        if (!types[t].reducible) continue;
+        for (int o = 0; o < 2; ++o) {
+          PREP();
+          CHECK(MPI_Reduce(sa, a, c, ty, ops[o], root, comm) == MPI_SUCCESS, "MPI_Reduce");
+          PMPI_Reduce(sb, b, c, ty, ops[o], root, comm);
+          same(a, b, bytes, "MPI_Reduce", types[t].name, c, root);
+          PREP();
+          MPI_Reduce(me == root ? MPI_IN_PLACE : sa, a, c, ty, ops[o], root, comm);
+          PMPI_Reduce(me == root ? MPI_IN_PLACE : sb, b, c, ty, ops[o], root, comm);
+          same(a, b, bytes, "MPI_Reduce in place", types[t].name, c, root);
+        }
+      }
+      int seed = t * 10 + ci;
+      PREP();
+      CHECK(MPI_Allgather(sa, c, ty, a, c, ty, comm) == MPI_SUCCESS, "MPI_Allgather");
+      PMPI_Allgather(sb, c, ty, b, c, ty, comm);
+      same(a, b, bytes, "MPI_Allgather", types[t].name, c, -1);
+      PREP();
+      MPI_Allgather(MPI_IN_PLACE, c, ty, a, c, ty, comm);
+      PMPI_Allgather(MPI_IN_PLACE, c, ty, b, c, ty, comm);
+      same(a, b, bytes, "MPI_Allgather in place", types[t].name, c, -1);
+      if (!types[t].reducible) continue;
+      for (int o = 0; o < 2; ++o) {
+        for (int k = 0; k < 2; ++k) { /* the same checks for MPI_Allreduce and MPI_Scan */
+          PREP();
+          CHECK(all[k].wrapped(sa, a, c, ty, ops[o], comm) == MPI_SUCCESS, "%s", all[k].name);
+          all[k].raw(sb, b, c, ty, ops[o], comm);
+          same(a, b, bytes, all[k].name, types[t].name, c, -1);
+          PREP();
+          all[k].wrapped(MPI_IN_PLACE, a, c, ty, ops[o], comm);
+          all[k].raw(MPI_IN_PLACE, b, c, ty, ops[o], comm);
+          same(a, b, bytes, all[k].name, types[t].name, c, -1);
+        }
+      }
+#undef PREP
+    }
+  }
+  CHECK(MPI_Barrier(comm) == MPI_SUCCESS, "MPI_Barrier");
+  free(a), free(b), free(sa), free(sb);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc > 1 && strcmp(argv[1], "quick") == 0) quick = 1, ncounts = 2;
+  MPI_Datatype vec;
+  MPI_Type_vector(1, 1, 2, MPI_DOUBLE, &vec); /* one double, extent of one: resized below to stride 2 */
+  MPI_Datatype strided;
+  MPI_Type_create_resized(vec, 0, 2 * sizeof(double), &strided);
+  MPI_Type_commit(&strided);
+  Type types[] = {{MPI_INT, "MPI_INT", 1}, {MPI_DOUBLE, "MPI_DOUBLE", 1}, {strided, "strided double", 0}};
+  int ntypes = 3;
+
+  check_comm(MPI_COMM_WORLD, types, ntypes);
+
+  MPI_Comm dup, raw_dup, half, raw_half;
+  CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup) == MPI_SUCCESS, "MPI_Comm_dup");
+  PMPI_Comm_dup(MPI_COMM_WORLD, &raw_dup);
+  int r1, r2, s1, s2;
+  MPI_Comm_rank(dup, &r1), PMPI_Comm_rank(raw_dup, &r2), MPI_Comm_size(dup, &s1), PMPI_Comm_size(raw_dup, &s2);
+  CHECK(r1 == r2 && s1 == s2, "dup: rank %d size %d, raw MPI rank %d size %d", r1, s1, r2, s2);
+  check_comm(dup, types, ntypes);
+
+  /* split: two colors, keys reverse the order */
+  CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half) == MPI_SUCCESS, "MPI_Comm_split");
+  PMPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &raw_half);
+  MPI_Comm_rank(half, &r1), PMPI_Comm_rank(raw_half, &r2), MPI_Comm_size(half, &s1), PMPI_Comm_size(raw_half, &s2);
+  CHECK(r1 == r2 && s1 == s2, "split: rank %d size %d, raw MPI rank %d size %d", r1, s1, r2, s2);
+  check_comm(half, types, ntypes);
+  MPI_Comm none;
+  CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &none) == MPI_SUCCESS, "split undefined");
+  CHECK((rank == 0) == (none != MPI_COMM_NULL), "MPI_UNDEFINED gives MPI_COMM_NULL");
+  if (none != MPI_COMM_NULL) MPI_Comm_free(&none);
+
+  /* a communicator cohort did not create passes through */
+  check_comm(raw_half, types, 2);
+
+  CHECK(MPI_Comm_free(&half) == MPI_SUCCESS && half == MPI_COMM_NULL, "MPI_Comm_free");
+  CHECK(MPI_Comm_free(&dup) == MPI_SUCCESS && dup == MPI_COMM_NULL, "MPI_Comm_free");
+  PMPI_Comm_free(&raw_half);
+  PMPI_Comm_free(&raw_dup);
+  CHECK(cohort_call_count("MPI_Bcast") > 0 && cohort_call_count("MPI_Comm_split") == 2, "wrappers entered");
+  MPI_Type_free(&strided);
+  MPI_Type_free(&vec);
+  TEST_PASS("%d ranks: every collective equals raw MPI", size);
+  MPI_Finalize();
+  return 0;
+}

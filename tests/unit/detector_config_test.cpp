@@ -1,0 +1,153 @@
+// Settings from the environment, COHORT_INJECT_FAILURE parsing, and the wire format.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "detector/inject_parse.hpp"
+#include "detector/ring_detector.hpp"
+#include "detector/settings.hpp"
+
+using namespace cohort::detector;
+
+namespace {
+const char *const kVars[] = {"COHORT_HB_PERIOD_MS", "COHORT_HB_TIMEOUT_MS", "COHORT_HB_GRACE_MS", "COHORT_POLL_US",
+                             "COHORT_BCAST",        "COHORT_RING_SHUFFLE",  "COHORT_RING_SEED"};
+class DetectorSettings : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char *v : kVars) unsetenv(v);
+  }
+  void TearDown() override { SetUp(); }
+};
+}  // namespace
+
+TEST_F(DetectorSettings, Defaults) {
+  Settings s;
+  EXPECT_EQ(load_settings(&s), "");
+  EXPECT_EQ(s.period_ms, 100);
+  EXPECT_EQ(s.timeout_ms, 1000);
+  EXPECT_EQ(s.grace_ms, 100);
+  EXPECT_EQ(s.poll_us, 1000);
+  EXPECT_EQ(s.bcast, cohort::topology::Bcast::chord);
+  EXPECT_FALSE(s.shuffle);
+}
+
+TEST_F(DetectorSettings, ValidValues) {
+  setenv("COHORT_HB_PERIOD_MS", "50", 1);
+  setenv("COHORT_HB_TIMEOUT_MS", "100", 1);
+  setenv("COHORT_BCAST", "hba", 1);
+  setenv("COHORT_RING_SHUFFLE", "1", 1);
+  setenv("COHORT_RING_SEED", "77", 1);
+  Settings s;
+  EXPECT_EQ(load_settings(&s), "");
+  EXPECT_EQ(s.period_ms, 50);
+  EXPECT_EQ(s.timeout_ms, 100);
+  EXPECT_EQ(s.grace_ms, 50);
+  EXPECT_EQ(s.bcast, cohort::topology::Bcast::hba);
+  EXPECT_TRUE(s.shuffle);
+  EXPECT_EQ(s.seed, 77u);
+}
+
+TEST_F(DetectorSettings, EachInvalidValueIsNamed) {
+  struct Case {
+    const char *var, *value, *expect;
+  } cases[] = {
+      {"COHORT_HB_PERIOD_MS", "abc", "invalid COHORT_HB_PERIOD_MS='abc' (expected ms in 1..3600000)"},
+      {"COHORT_HB_PERIOD_MS", "0", "invalid COHORT_HB_PERIOD_MS='0'"},
+      {"COHORT_HB_TIMEOUT_MS", "150", "invalid COHORT_HB_TIMEOUT_MS=150: must be at least 2 x COHORT_HB_PERIOD_MS (100 ms)"},
+      {"COHORT_HB_TIMEOUT_MS", "-5", "invalid COHORT_HB_TIMEOUT_MS='-5'"},
+      {"COHORT_HB_GRACE_MS", "5000", "invalid COHORT_HB_GRACE_MS='5000'"},
+      {"COHORT_POLL_US", "10", "invalid COHORT_POLL_US='10'"},
+      {"COHORT_BCAST", "ring", "invalid COHORT_BCAST='ring' (expected chord, bmg or hba)"},
+      {"COHORT_RING_SHUFFLE", "yes", "invalid COHORT_RING_SHUFFLE='yes'"},
+  };
+  for (const Case &c : cases) {
+    SetUp();
+    setenv(c.var, c.value, 1);
+    Settings s;
+    std::string err = load_settings(&s);
+    EXPECT_EQ(err.rfind(c.expect, 0), 0u) << c.var << "=" << c.value << " gave: " << err;
+  }
+}
+
+TEST(DetectorInject, TimedEntries) {
+  std::vector<cohort::inject::Entry> e;
+  ASSERT_EQ(cohort::inject::parse("rank=3,after_ms=2000", &e), "");
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].rank, 3);
+  EXPECT_EQ(e[0].after_ms, 2000);
+  EXPECT_EQ(e[0].signal, SIGKILL);
+  ASSERT_EQ(cohort::inject::parse("rank=1,after_ms=500;rank=2,after_ms=900,signal=STOP,cont_ms=3000", &e), "");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[1].rank, 2);
+  EXPECT_EQ(e[1].signal, SIGSTOP);
+  EXPECT_EQ(e[1].cont_ms, 3000);
+  ASSERT_EQ(cohort::inject::parse("rank=1+4+5,after_ms=10", &e), "");
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[2].rank, 5);
+  EXPECT_EQ(e[2].after_ms, 10);
+}
+
+TEST(DetectorInject, HookEntries) {
+  std::vector<cohort::inject::Entry> e;
+  ASSERT_EQ(cohort::inject::parse("rank=1,at=agree.decide,hit=2", &e), "");
+  EXPECT_EQ(e[0].at, "agree.decide");
+  EXPECT_EQ(e[0].hit, 2);
+  EXPECT_EQ(e[0].after_ms, -1);
+}
+
+TEST(DetectorInject, Rejections) {
+  std::vector<cohort::inject::Entry> e;
+  EXPECT_NE(cohort::inject::parse("", &e), "");
+  EXPECT_NE(cohort::inject::parse("after_ms=10", &e).find("needs rank="), std::string::npos);
+  EXPECT_NE(cohort::inject::parse("rank=1", &e).find("exactly one of after_ms= and at="), std::string::npos);
+  EXPECT_NE(cohort::inject::parse("rank=1,after_ms=1,at=x", &e).find("exactly one"), std::string::npos);
+  EXPECT_NE(cohort::inject::parse("rank=1,after_ms=x", &e).find("after_ms must be"), std::string::npos);
+  EXPECT_NE(cohort::inject::parse("rank=1,after_ms=1,signal=HUP", &e).find("signal must be KILL or STOP"), std::string::npos);
+  EXPECT_NE(cohort::inject::parse("rank=1,after_ms=1,hit=2", &e).find("hit= goes with at="), std::string::npos);
+  EXPECT_NE(cohort::inject::parse("rank=1,after_ms=1,cont_ms=5", &e).find("cont_ms= goes with signal=STOP"), std::string::npos);
+  EXPECT_NE(cohort::inject::parse("rank=1,after_ms=1,color=red", &e).find("unknown key 'color'"), std::string::npos);
+  EXPECT_NE(cohort::inject::parse("rank=1;rank", &e), "");
+}
+
+TEST(DetectorWire, RoundTrip) {
+  Message m;
+  m.type = MsgType::emit_request;
+  m.subject = 7;
+  m.hops = 3;
+  m.count = 2;
+  m.digest = 0xfedcba9876543210ULL;
+  m.reply = true;
+  m.failed = {1, 4};
+  m.left = {9};
+  std::vector<std::int32_t> w = encode(m);
+  EXPECT_LE(static_cast<int>(w.size()), max_encoded_len(10));
+  Message d;
+  ASSERT_TRUE(decode(w.data(), static_cast<int>(w.size()), 10, &d));
+  EXPECT_EQ(d.type, m.type);
+  EXPECT_EQ(d.subject, 7);
+  EXPECT_EQ(d.hops, 3);
+  EXPECT_EQ(d.count, 2u);
+  EXPECT_EQ(d.digest, m.digest);
+  EXPECT_TRUE(d.reply);
+  EXPECT_EQ(d.failed, m.failed);
+  EXPECT_EQ(d.left, m.left);
+}
+
+TEST(DetectorWire, MalformedIsRejected) {
+  Message m;
+  m.type = MsgType::sync;
+  m.failed = {1, 2};
+  std::vector<std::int32_t> w = encode(m);
+  Message d;
+  EXPECT_FALSE(decode(w.data(), static_cast<int>(w.size()) - 1, 10, &d));  // truncated
+  EXPECT_FALSE(decode(w.data(), static_cast<int>(w.size()), 2, &d));       // rank 2 out of [0, 2)
+  w[0] ^= 0x10000;
+  EXPECT_FALSE(decode(w.data(), static_cast<int>(w.size()), 10, &d));  // bad magic
+}
+
+TEST(DetectorWire, DigestIsOrderFree) {
+  EXPECT_EQ(digest_of({1, 5, 9}), digest_of({9, 1, 5}));
+  EXPECT_NE(digest_of({1, 5}), digest_of({1, 6}));
+  EXPECT_EQ(digest_of({}), 0u);
+}

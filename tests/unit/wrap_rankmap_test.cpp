@@ -1,0 +1,70 @@
+// The alias <-> substitute <-> world rank maps, positional layouts and the driver's decision table.
+#include <gtest/gtest.h>
+
+#include "wrap/outcome.hpp"
+#include "wrap/rankmap.hpp"
+
+namespace cohort::wrap {
+namespace {
+
+// An alias of 6 ranks whose world ranks are 10..15.
+RankMap six() { return RankMap({10, 11, 12, 13, 14, 15}); }
+
+TEST(RankMap, StartsComplete) {
+  RankMap m = six();
+  EXPECT_TRUE(m.complete());
+  EXPECT_EQ(m.alias_size(), 6);
+  EXPECT_EQ(m.sub_size(), 6);
+  for (int a = 0; a < 6; ++a) {
+    EXPECT_EQ(m.to_sub(a), a);
+    EXPECT_EQ(m.to_alias(a), a);
+    EXPECT_EQ(m.to_world(a), 10 + a);
+  }
+  EXPECT_EQ(m.to_sub(-1), -1);
+  EXPECT_EQ(m.to_sub(6), -1);
+}
+
+TEST(RankMap, ShrinkKeepsAliasNumbering) {
+  RankMap m = six().shrunk({0, 2, 3, 5});  // alias ranks 1 and 4 died
+  EXPECT_FALSE(m.complete());
+  EXPECT_EQ(m.alias_size(), 6);
+  EXPECT_EQ(m.sub_size(), 4);
+  EXPECT_EQ(m.to_sub(1), -1);
+  EXPECT_EQ(m.to_sub(4), -1);
+  EXPECT_EQ(m.to_sub(5), 3);
+  EXPECT_EQ(m.to_alias(2), 3);
+  EXPECT_EQ(m.to_world(4), 14);  // dead ranks keep their world rank
+  EXPECT_EQ(m.members(), (std::vector<int>{0, 2, 3, 5}));
+  EXPECT_EQ(m.member_world_ranks(), (std::vector<int>{10, 12, 13, 15}));
+  EXPECT_EQ(m.world_to_alias(13), 3);
+  EXPECT_EQ(m.world_to_alias(99), -1);
+}
+
+TEST(RankMap, SecondShrinkComposesThroughTheFirst) {
+  // Substitute ranks of the first shrink are {0,2,3,5}; the second keeps substitute ranks 1 and 3.
+  RankMap m = six().shrunk({0, 2, 3, 5}).shrunk({1, 3});
+  EXPECT_EQ(m.members(), (std::vector<int>{2, 5}));
+  EXPECT_EQ(m.to_sub(2), 0);
+  EXPECT_EQ(m.to_sub(5), 1);
+  EXPECT_EQ(m.to_sub(0), -1);
+}
+
+TEST(PositionalLayout, LiveBlocksStayAtOriginalOffsets) {
+  std::vector<int> counts, displs;
+  positional_layout(six().shrunk({0, 2, 5}), 3, &counts, &displs);
+  EXPECT_EQ(counts, (std::vector<int>{3, 3, 3}));
+  EXPECT_EQ(displs, (std::vector<int>{0, 6, 15}));
+  positional_layout(six().shrunk({1}), 0, &counts, &displs);
+  EXPECT_EQ(displs, (std::vector<int>{0}));
+}
+
+TEST(NextStep, UniformOutcome) {
+  EXPECT_EQ(next_step(true, false, 0, 4), Step::finish);
+  EXPECT_EQ(next_step(true, true, 0, 4), Step::shrink_then_finish);
+  EXPECT_EQ(next_step(false, true, 0, 4), Step::shrink_then_retry);
+  EXPECT_EQ(next_step(false, false, 3, 4), Step::shrink_then_retry);
+  EXPECT_EQ(next_step(false, true, 4, 4), Step::give_up);
+}
+
+}  // namespace
+}  // namespace cohort::wrap

@@ -1,0 +1,72 @@
+// The detector's ring and its broadcast overlays: pure data, no MPI.
+//
+// Ranks are MPI_COMM_WORLD ranks 0..n-1. A *position* is a place on the ring 0..n-1; the ring order maps
+// positions to ranks (identity by default, or a seeded shuffle that every rank computes identically).
+// A *live ring* is the ring with some positions removed (failed or departed ranks); broadcast targets are
+// given as offsets counted in live positions.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cohort::topology {
+
+/// Position -> rank for n ranks. shuffle == false: identity. shuffle == true: a Fisher-Yates shuffle
+/// driven by splitmix64(seed), so the order depends only on (n, seed), never on the platform or the
+/// standard library (OCFTL, Rosso and Francesquini, section 4.1: a shuffled ring spreads the observers of
+/// a rack-local failure burst over many racks).
+std::vector<int> ring_order(int n, bool shuffle, std::uint64_t seed);
+
+/// The inverse permutation of ring_order: rank -> position.
+std::vector<int> inverse(const std::vector<int> &order);
+
+/// The ring shared by every detector state machine of one job (immutable; share it by pointer).
+struct Ring {
+  std::vector<int> rank_at;      ///< position -> rank
+  std::vector<int> position_of;  ///< rank -> position
+  Ring(int n, bool shuffle, std::uint64_t seed);
+  int size() const { return static_cast<int>(rank_at.size()); }
+};
+
+/// The failure-notice broadcast overlay.
+///  - chord: +1, +2, +4, ..., +2^k with k = ceil(log2 L) - 1 (OCFTL section 4.1, after Chord's finger
+///    table), L the number of live positions.
+///  - bmg:   +-1, +-2, +-4, ..., +-2^k, k = ceil(log2 L) - 1: the binomial graph of Bosilca et al.,
+///    "A failure detector for HPC platforms" (IJHPCA 2018), section 4 (reliable broadcast).
+///  - hba:   see bcast_offsets.
+enum class Bcast { chord, bmg, hba };
+
+/// "chord", "bmg", "hba".
+const char *bcast_name(Bcast b);
+/// Parses "chord", "bmg" or "hba"; false on anything else.
+bool parse_bcast(const std::string &text, Bcast *out);
+
+/// Offsets (in live positions, negative = predecessors) to which a rank sends, or forwards on first
+/// receipt, a failure notice, on a live ring of `live` positions. Distinct, never 0 and never equal
+/// modulo live (no rank gets the same notice twice from one sender). Empty when live <= 1.
+std::vector<int> bcast_offsets(Bcast b, int live);
+
+/// A set of absent positions on a ring of n positions, and the live positions between them. Memory is
+/// O(absent), so a simulator can hold one per simulated rank at n = 65,536.
+class LiveRing {
+ public:
+  explicit LiveRing(int n) : n_(n) {}
+  int size() const { return n_; }
+  int live() const { return n_ - static_cast<int>(absent_.size()); }
+  bool absent(int pos) const;
+  /// Removes a position; false if it was already absent.
+  bool remove(int pos);
+  /// The live position `steps` live places after (steps > 0) or before (steps < 0) position `from`
+  /// (which need not be live); -1 when no live position other than `from` exists.
+  int step(int from, int steps) const;
+  /// Absent positions strictly between a and b going forward (a+1 .. b-1, wrapping).
+  std::vector<int> absent_between(int a, int b) const;
+
+ private:
+  int live_index_floor(int pos) const;  // number of live positions < pos
+  int nth_live(int idx) const;          // position of the idx-th live position (0-based)
+  int n_;
+  std::vector<int> absent_;  // sorted
+};
+
+}  // namespace cohort::topology

@@ -1,1 +1,0 @@
-// placeholder until topology/ lands (issue 3)

@@ -1,0 +1,230 @@
+#include "wrap/driver.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <unordered_map>
+
+#include "detector/inject.hpp"
+#include "detector/log.hpp"
+#include "detector/runtime.hpp"
+#include "repair/repair.hpp"
+#include "wrap/errors.hpp"
+#include "wrap/outcome.hpp"
+#include "wrap/progress.hpp"
+
+namespace cohort::wrap {
+namespace {
+
+std::mutex g_registry_mu;
+std::unordered_map<MPI_Comm, std::unique_ptr<Alias>> g_registry;  // guarded by g_registry_mu
+std::atomic<Alias *> g_world{nullptr};
+
+// Ranks of `to`'s members in from's numbering, in to's rank order (ascending when to was built from a
+// subset of from in from's order, as shrink does).
+std::vector<int> ranks_in(MPI_Comm to, MPI_Comm from) {
+  int n = 0;
+  PMPI_Comm_size(to, &n);
+  MPI_Group gt, gf;
+  PMPI_Comm_group(to, &gt);
+  PMPI_Comm_group(from, &gf);
+  std::vector<int> ranks(n), out(n);
+  std::iota(ranks.begin(), ranks.end(), 0);
+  PMPI_Group_translate_ranks(gt, n, ranks.data(), gf, out.data());
+  PMPI_Group_free(&gt);
+  PMPI_Group_free(&gf);
+  return out;
+}
+
+}  // namespace
+
+bool Substitute::any_member_failed() const {
+  std::uint64_t epoch = detector::failure_epoch();
+  if (epoch == clean_epoch.load(std::memory_order_relaxed)) return false;
+  for (int a : map.members()) {
+    if (detector::is_failed(map.to_world(a))) return true;
+  }
+  clean_epoch.store(epoch, std::memory_order_relaxed);
+  return false;
+}
+
+void Substitute::layout(int count, const int **counts, const int **displs) const {
+  if (count != layout_count_) {
+    positional_layout(map, count, &counts_, &displs_);
+    layout_count_ = count;
+  }
+  *counts = counts_.data();
+  *displs = displs_.data();
+}
+
+Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world) : handle_(comm) {
+  auto sub = std::make_unique<Substitute>();
+  sub->comm = comm;
+  sub->map = RankMap(std::move(alias_to_world));
+  PMPI_Comm_rank(comm, &sub->rank);
+  current_.store(sub.get(), std::memory_order_release);
+  history_.push_back(std::move(sub));
+}
+
+Alias::~Alias() = default;
+
+bool Alias::known_failed(int r) const {
+  const RankMap &m = current().map;
+  if (r < 0 || r >= m.alias_size()) return false;
+  return m.to_sub(r) < 0 || detector::is_failed(m.to_world(r));
+}
+
+int Alias::shrink(const Substitute &from, const char *call) {
+  MPI_Comm next = MPI_COMM_NULL;
+  int rc = repair::shrink(from.comm, &next);
+  if (rc != MPI_SUCCESS) {
+    COHORT_LOG_ERROR("%s: shrinking the substitute communicator failed (code %d)", call, rc);
+    return rc;
+  }
+  PMPI_Comm_set_errhandler(next, MPI_ERRORS_RETURN);
+  auto sub = std::make_unique<Substitute>();
+  sub->comm = next;
+  sub->map = from.map.shrunk(ranks_in(next, from.comm));
+  PMPI_Comm_rank(next, &sub->rank);
+  COHORT_LOG_INFO("%s: substitute shrunk from %d to %d ranks (alias size %d)", call, from.map.sub_size(),
+                  sub->map.sub_size(), sub->map.alias_size());
+  std::lock_guard<std::mutex> lock(mu_);
+  current_.store(sub.get(), std::memory_order_release);
+  history_.push_back(std::move(sub));
+  return MPI_SUCCESS;
+}
+
+int Alias::return_error(int rc, const Substitute &on) const {
+  if (rc != MPI_SUCCESS && on.comm != handle_) PMPI_Comm_call_errhandler(handle_, rc);
+  return rc;
+}
+
+bool Alias::release_substitutes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  bool handle_free = !history_.front()->abandoned.load();
+  for (auto &s : history_) {
+    // NOTE: a substitute with an abandoned request stays allocated forever: freeing it could let MPI
+    // reuse its context id while the abandoned request still matches messages on it.
+    // The Substitute object is leaked with it: an abandoned v-collective may still read its layout.
+    if (s->abandoned.load()) {
+      (void)s.release();
+      continue;
+    }
+    if (s->comm != handle_ && s->comm != MPI_COMM_NULL) PMPI_Comm_free(&s->comm);
+  }
+  return handle_free;
+}
+
+void register_world() {
+  int n = 0;
+  PMPI_Comm_size(MPI_COMM_WORLD, &n);
+  std::vector<int> world(n);
+  std::iota(world.begin(), world.end(), 0);
+  auto a = std::make_unique<Alias>(MPI_COMM_WORLD, std::move(world));
+  std::lock_guard<std::mutex> lock(g_registry_mu);
+  g_world.store(a.get());
+  g_registry[MPI_COMM_WORLD] = std::move(a);
+}
+
+Alias *find_alias(MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD) return g_world.load(std::memory_order_acquire);
+  std::lock_guard<std::mutex> lock(g_registry_mu);
+  auto it = g_registry.find(comm);
+  return it == g_registry.end() ? nullptr : it->second.get();
+}
+
+Alias *register_alias(MPI_Comm comm) {
+  auto a = std::make_unique<Alias>(comm, ranks_in(comm, MPI_COMM_WORLD));
+  Alias *p = a.get();
+  std::lock_guard<std::mutex> lock(g_registry_mu);
+  g_registry[comm] = std::move(a);
+  return p;
+}
+
+Unregistered unregister_alias(MPI_Comm comm) {
+  std::unique_ptr<Alias> a;
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    auto it = g_registry.find(comm);
+    if (it == g_registry.end() || comm == MPI_COMM_WORLD) return Unregistered::unknown;
+    a = std::move(it->second);
+    g_registry.erase(it);
+  }
+  return a->release_substitutes() ? Unregistered::free_handle : Unregistered::keep_handle;
+}
+
+int apply_policy(const Alias &alias, Policy policy, const char *call, const char *what) {
+  switch (policy) {
+    case Policy::abort: abort_job(call, what);
+    case Policy::skip:
+      COHORT_LOG_INFO("%s: %s (policy skip)", call, what);
+      return MPI_SUCCESS;
+    case Policy::error: return raise_error(alias.handle(), call);
+  }
+  return MPI_SUCCESS;
+}
+
+int run(Alias &alias, const CallDesc &call, PostFn post) {
+  for (int attempt = 0;; ++attempt) {
+    const Substitute &sub = alias.current();
+    int sub_root = -1;
+    if (call.root >= 0) {
+      if (call.root >= sub.map.alias_size()) {
+        // NOTE: an invalid root is the program's error; let MPI report it as it would without cohort.
+        sub_root = call.root;
+      } else {
+        sub_root = sub.map.to_sub(call.root);
+        if (sub_root < 0) {
+          char what[96];
+          std::snprintf(what, sizeof what, "root %d (world rank %d) is dead", call.root,
+                        sub.map.to_world(call.root));
+          return apply_policy(alias, dead_root_policy(call.name, call.dead_root), call.name, what);
+        }
+      }
+    }
+    int completed = 0;
+    if (!sub.any_member_failed()) {
+      MPI_Request req = MPI_REQUEST_NULL;
+      int rc = post(sub, sub_root, &req);
+      if (rc != MPI_SUCCESS) return alias.return_error(rc, sub);
+      inject::point(call.posted_hook);
+      Watch watch;
+      watch.broken = [&sub] { return sub.any_member_failed(); };
+      if (wait(&req, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
+        completed = 1;
+      } else {
+        sub.abandoned.store(true);
+      }
+    }
+    int flag = completed;
+    std::vector<int> failed;
+    int rc = repair::agree(sub.comm, &flag, &failed);
+    switch (next_step(rc == MPI_SUCCESS && flag != 0, !failed.empty(), attempt, sub.map.sub_size())) {
+      case Step::finish: return MPI_SUCCESS;
+      case Step::shrink_then_finish: alias.shrink(sub, call.name); return MPI_SUCCESS;
+      case Step::shrink_then_retry:
+        sub.abandoned.store(true);  // other survivors' requests on it may still be pending
+        COHORT_LOG_INFO("%s: attempt %d did not complete on every survivor; retrying after a shrink",
+                        call.name, attempt + 1);
+        if (int src = alias.shrink(sub, call.name); src != MPI_SUCCESS) return alias.return_error(src, sub);
+        break;
+      case Step::give_up:
+        COHORT_LOG_ERROR("%s: no progress after %d attempts; returning MPI_ERR_OTHER", call.name, attempt + 1);
+        PMPI_Comm_call_errhandler(alias.handle(), MPI_ERR_OTHER);
+        return MPI_ERR_OTHER;
+    }
+  }
+}
+
+SavedInput::SavedInput(const void *buf, int count, MPI_Datatype type) {
+  thread_local std::vector<char> storage;
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  PMPI_Type_get_extent(type, &lb, &extent);
+  PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  std::size_t span = count > 0 ? static_cast<std::size_t>((count - 1) * extent + true_extent) : 0;
+  if (storage.size() < span + 1) storage.resize(span + 1);
+  if (span > 0) std::memcpy(storage.data(), static_cast<const char *>(buf) + true_lb, span);
+  data_ = storage.data() - true_lb;
+}
+
+}  // namespace cohort::wrap

@@ -1,0 +1,190 @@
+// The resilient-operation driver: the one retry/translate/agree loop behind every wrapped collective,
+// and the alias -> substitute registry that point-to-point wrappers share.
+//
+// Sources: Legio (Rocco, Gadioli, Palermo 2021), sections 3-4: aliases and substitute communicators,
+// shrinking semantics, the broadcast notification problem (P.3); OCFTL (section 4.5): blocking calls
+// rebuilt on their nonblocking variants so that no call waits on a dead rank.
+//
+// How one call flows (run()):
+//   1. The wrapper describes its call (CallDesc: name, data-movement class, root as an alias rank, the
+//      policy when that root is dead) and gives a `post` function that posts the nonblocking variant on
+//      a substitute, with the root already translated to substitute numbering.
+//   2. run() takes the alias's current substitute. If the root is not a member (agreed dead), the
+//      policy decides: abort, skip (MPI_SUCCESS) or error (through the alias's error handler).
+//   3. Otherwise it posts, then polls the request together with the detector (wrap::wait): it returns
+//      when the request completes or when a member of the substitute is known dead.
+//   4. Every survivor then agrees (repair::agree) on the outcome: the AND of "my request completed".
+//      So a collective either completes everywhere or is retried by all (Legio's P.3).
+//   5. On 0: the request is abandoned (never freed: MPI may still use it), the survivors shrink the
+//      substitute (repair::shrink, in alias rank order), the rank map is updated and the call retried.
+//      On 1 with a non-empty agreed failed set: the call succeeded; the substitute is shrunk right away
+//      so that the next call does not start on a broken one.
+//
+// Thread-safety: the registry is thread-safe. Collectives on one alias must be serialised by the
+// program (as MPI requires); the substitute snapshot (Alias::current) may be read from any thread at
+// any time, snapshots stay valid until the alias is freed.
+//
+// ---- API for point-to-point wrappers (wrap/p2p*, wrap/request*) ----
+//   Alias *a = find_alias(comm);            // nullptr: cohort did not create comm -> pass through to PMPI
+//   const Substitute &s = a->current();     // agreed view: s.map is the alias <-> substitute <-> world map
+//   s.map.to_world(r)                       // MPI_COMM_WORLD rank of the program's rank r (dead or alive)
+//   a->member(r)                            // r is in the agreed survivors (all survivors agree on this)
+//   a->known_failed(r)                      // the detector on *this* rank knows r is dead (may be ahead
+//                                           // of the agreed view; never behind it)
+//   apply_policy(*a, policy, "MPI_Recv", "source 3 is dead")   // abort / skip / error, one code path
+//   a->return_error(rc, sub)                // route an MPI error code through the alias's error handler
+// Point-to-point traffic may keep using the alias handle itself with the program's ranks: the alias is a
+// real communicator (MPI_COMM_WORLD or one cohort created) and messages between live ranks never need
+// the dead ones. Only collectives move to the substitute.
+#pragma once
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "wrap/policy.hpp"
+#include "wrap/rankmap.hpp"
+
+namespace cohort::wrap {
+
+/// Data-movement class of a call (the class column of wrap/calls.def).
+enum class Shape { local, one_to_all, all_to_one, all_to_all, positional, communicator };
+
+/// One substitute communicator and its rank map. Immutable once published, except `abandoned`.
+struct Substitute {
+  MPI_Comm comm = MPI_COMM_NULL;  ///< what cohort communicates on
+  RankMap map;                    ///< alias <-> substitute <-> world ranks
+  int rank = -1;                  ///< this process's rank in comm
+  /// A request was abandoned on comm: MPI may still use it, so cohort never frees comm.
+  mutable std::atomic<bool> abandoned{false};
+  /// The detector's failure epoch at which no member was known dead (a cache for any_member_failed).
+  mutable std::atomic<std::uint64_t> clean_epoch{0};
+
+  /// True when the detector on this rank knows a member of comm is dead. One atomic load while the
+  /// detector's failure epoch has not changed since the last check.
+  bool any_member_failed() const;
+
+  /// Positional layout for blocks of `count` elements (see positional_layout): counts and displacements
+  /// per substitute rank, kept here because a nonblocking v-collective may read them until it
+  /// completes, or forever if abandoned. Collectives on one communicator are serialised, so one cached
+  /// layout per substitute suffices.
+  void layout(int count, const int **counts, const int **displs) const;
+
+ private:
+  mutable std::vector<int> counts_, displs_;
+  mutable int layout_count_ = -1;
+};
+
+/// A communicator the program holds (MPI_COMM_WORLD or one cohort created) and its substitutes.
+class Alias {
+ public:
+  /// comm becomes its own first substitute; alias_to_world gives each rank's MPI_COMM_WORLD rank.
+  Alias(MPI_Comm comm, std::vector<int> alias_to_world);
+  ~Alias();
+  Alias(const Alias &) = delete;
+  Alias &operator=(const Alias &) = delete;
+
+  MPI_Comm handle() const { return handle_; }
+  /// The current substitute (acquire load; the reference stays valid until the alias is freed).
+  const Substitute &current() const { return *current_.load(std::memory_order_acquire); }
+  /// Some rank of the alias has been removed by an agreed shrink.
+  bool degraded() const { return !current().map.complete(); }
+  /// Alias rank r is in the agreed survivors.
+  bool member(int r) const { return current().map.to_sub(r) >= 0; }
+  /// The detector on this rank knows alias rank r is dead.
+  bool known_failed(int r) const;
+
+  /// Collective over the survivors of `from` (which must be current()): shrinks it with repair::shrink
+  /// and publishes the new substitute. Returns MPI_SUCCESS or the error of repair::shrink.
+  int shrink(const Substitute &from, const char *call);
+
+  /// Routes rc (an MPI error code from an operation on `on`) through the alias's error handler, unless
+  /// the operation ran on the alias itself (MPI already called its handler). Returns rc.
+  int return_error(int rc, const Substitute &on) const;
+
+  /// Frees the substitutes that no abandoned request uses, except the alias itself (local call).
+  /// Returns false when the alias handle itself has an abandoned request (then it must not be freed).
+  bool release_substitutes();
+
+ private:
+  MPI_Comm handle_;
+  std::atomic<const Substitute *> current_;
+  std::mutex mu_;                                     // guards history_
+  std::vector<std::unique_ptr<Substitute>> history_;  // every substitute ever published
+};
+
+/// Registers MPI_COMM_WORLD (from the MPI_Init wrappers, once).
+void register_world();
+/// The alias for comm, or nullptr when cohort did not create comm (then calls pass through to PMPI).
+Alias *find_alias(MPI_Comm comm);
+/// Registers comm, just created by cohort (dup/split of an alias's substitute); comm is its own first
+/// substitute and its world ranks are looked up from MPI groups. Returns the new alias.
+Alias *register_alias(MPI_Comm comm);
+enum class Unregistered { unknown, free_handle, keep_handle };
+/// Forgets comm (for MPI_Comm_free), freeing its unused substitutes. unknown: cohort did not create
+/// comm (or it is MPI_COMM_WORLD); free_handle: the caller frees comm; keep_handle: an abandoned
+/// request still uses comm, so the caller only sets the program's handle to MPI_COMM_NULL.
+Unregistered unregister_alias(MPI_Comm comm);
+
+/// Applies `policy` for a call whose needed rank is dead: abort (one line naming the call and `what`,
+/// the job stops), skip (returns MPI_SUCCESS) or error (the alias's error handler with
+/// cohort_err_proc_failed(), returns that class). Every survivor must reach the same decision: call it
+/// only on agreed information (membership of the substitute), never on the local detector view alone.
+int apply_policy(const Alias &alias, Policy policy, const char *call, const char *what);
+
+/// A non-owning reference to a callable (no allocation; the callable must outlive the call).
+template <typename Sig>
+class FunctionRef;
+template <typename R, typename... A>
+class FunctionRef<R(A...)> {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef>>>
+  FunctionRef(F &&f)  // NOLINT: implicit by design
+      : obj_(const_cast<void *>(static_cast<const void *>(&f))),
+        call_([](void *o, A... a) -> R { return (*static_cast<std::remove_reference_t<F> *>(o))(a...); }) {}
+  R operator()(A... a) const { return call_(obj_, a...); }
+
+ private:
+  void *obj_;
+  R (*call_)(void *, A...);
+};
+
+/// What a wrapper tells the driver about its call.
+struct CallDesc {
+  const char *name;              ///< "MPI_Bcast": used in log lines and for COHORT_ON_DEAD_ROOT_<CALL>
+  const char *posted_hook;       ///< inject point reached after posting, e.g. "bcast.posted"
+  Shape shape;
+  int root = -1;                 ///< alias rank of the root, -1 when the call has none
+  Policy dead_root = Policy::abort;  ///< default policy when the root is dead (env may override)
+};
+
+/// Posts the nonblocking variant on sub.comm; sub_root is the root in sub.comm's numbering (-1 without
+/// root). Returns an MPI error code; on MPI_SUCCESS *req is the active request.
+using PostFn = FunctionRef<int(const Substitute &sub, int sub_root, MPI_Request *req)>;
+
+/// Runs one collective resiliently on `alias` (the loop above). Returns MPI_SUCCESS, the policy's
+/// result when the root is dead, or an MPI error code (already passed to the alias's error handler).
+int run(Alias &alias, const CallDesc &call, PostFn post);
+
+/// MPI_Barrier among the survivors of alias (also MPI_Finalize's survivors-only barrier).
+int barrier(Alias &alias);
+
+/// A private copy of `count` elements of `type` at buf (the whole true-extent span), for calls with
+/// MPI_IN_PLACE: an abandoned attempt may have overwritten the input, so retries post from the copy.
+/// Uses a per-thread buffer: at most one SavedInput per thread at a time.
+class SavedInput {
+ public:
+  SavedInput(const void *buf, int count, MPI_Datatype type);
+  /// The copy, to be used with the same count and type.
+  const void *data() const { return data_; }
+
+ private:
+  const void *data_;
+};
+
+}  // namespace cohort::wrap

@@ -210,6 +210,7 @@ static void drain_backups(Master *m) {
 
 /* Runs the bag; returns every item's score (malloc'ed). */
 static int *master(char **items, int n_items, int n_workers) {
+  double t0 = MPI_Wtime();
   Master m;
   memset(&m, 0, sizeof m);
   m.n_items = n_items;
@@ -263,8 +264,8 @@ static int *master(char **items, int n_items, int n_workers) {
     if (m.score[i] > m.score[best]) best = i;
   }
   printf("bag_of_tasks: all %d tasks scored by %d workers (%d lost, %d items reassigned, %d backup copies); "
-         "best item %d score %d; checksum %ld\n",
-         n_items, n_workers, m.lost, m.reassigned, m.backups, best, m.score[best], checksum);
+         "best item %d score %d; checksum %ld; %.2f s\n",
+         n_items, n_workers, m.lost, m.reassigned, m.backups, best, m.score[best], checksum, MPI_Wtime() - t0);
   fflush(stdout);
   free(m.copies);
   free(m.holds);

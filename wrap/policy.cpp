@@ -1,8 +1,10 @@
 #include "wrap/policy.hpp"
 
 #include <mpi.h>
+#include <time.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -62,6 +64,11 @@ Policy dead_peer_policy(bool send, Policy fallback) {
 
 void abort_job(const char *call, const char *what) {
   log::write(log::Level::error, "%s: %s (policy abort)", call, what);
+  // NOTE: MPICH's hydra tears the job down on MPI_Abort without draining the ranks' output: give the line
+  // time to reach the launcher first.
+  struct timespec ts = {0, 200 * 1000 * 1000};
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+  }
   PMPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);  // NOTE: PMPI_Abort should not return; if it does, do not hang either.
 }

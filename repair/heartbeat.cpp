@@ -260,6 +260,7 @@ CommInfo *register_locked(MPI_Comm comm, CommInfo *parent) {
 CommInfo *info_of(MPI_Comm comm) {
   if (CommInfo *info = find_info(comm)) return info;
   std::lock_guard<std::mutex> lock(g_mu);
+  if (CommInfo *info = find_info(comm)) return info;  // another thread registered it meanwhile
   return register_locked(comm, nullptr);
 }
 
@@ -484,6 +485,7 @@ void register_comm(MPI_Comm comm, MPI_Comm parent) {
   if (!live_or_warn("repair::register_comm") || find_info(comm) != nullptr) return;
   CommInfo *p = parent == MPI_COMM_NULL ? nullptr : info_of(parent);
   std::lock_guard<std::mutex> lock(g_mu);
+  if (find_info(comm) != nullptr) return;
   CommInfo *info = register_locked(comm, p);
   PMPI_Comm_idup(comm, &info->shadow, &info->shadow_req);
 }

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "detector/log.hpp"
+#include "detector/runtime.hpp"
 #include "repair/repair.hpp"
 
 // NOTE: library code calls the profiling names where the MPI declares them, so that a later wrapper of
@@ -96,6 +97,22 @@ int agree_round(MPI_Comm comm, int size, int input, int *flag, std::vector<int> 
   return MPI_SUCCESS;
 }
 
+// The failures ULFM reported become cohort's too (cohort_failed_ranks and the wrappers read them from
+// the detector runtime).
+void publish(MPI_Comm comm, const std::vector<int> &failed) {
+  if (failed.empty()) return;
+  MPI_Group group, world;
+  PMPI_Comm_group(comm, &group);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> ranks(failed.size());
+  PMPI_Group_translate_ranks(group, static_cast<int>(failed.size()), failed.data(), world, ranks.data());
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world);
+  for (int r : ranks) {
+    if (r != MPI_UNDEFINED && !detector::is_failed(r)) detector::declare_failed(r);
+  }
+}
+
 }  // namespace
 
 void init() {}
@@ -109,7 +126,10 @@ int agree(MPI_Comm comm, int *flag, std::vector<int> *failed) {
   for (;;) {
     COHORT_MPIX(Comm_failure_ack)(comm);
     int rc = agree_round(comm, size, input, flag, failed);
-    if (rc == MPI_SUCCESS) return MPI_SUCCESS;
+    if (rc == MPI_SUCCESS) {
+      publish(comm, *failed);
+      return MPI_SUCCESS;
+    }
     if (error_class(rc) != MPIX_ERR_PROC_FAILED) {
       COHORT_LOG_ERROR("repair::agree: MPIX_Comm_agree failed (code %d)", rc);
       return rc;
@@ -148,6 +168,7 @@ int ack_failed(MPI_Comm comm) {
 int get_failed(MPI_Comm comm, std::vector<int> *acked) {
   ErrorsReturn scope(comm);
   *acked = acked_members(comm);
+  publish(comm, *acked);
   return MPI_SUCCESS;
 }
 

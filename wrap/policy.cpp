@@ -1,8 +1,10 @@
 #include "wrap/policy.hpp"
 
 #include <mpi.h>
+#include <time.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -62,15 +64,21 @@ Policy dead_peer_policy(bool send, Policy fallback) {
 
 void abort_job(const char *call, const char *what) {
   log::write(log::Level::error, "%s: %s (policy abort)", call, what);
+  // NOTE: MPICH's hydra tears the job down on MPI_Abort without draining the ranks' output: give the line
+  // time to reach the launcher first.
+  struct timespec ts = {0, 200 * 1000 * 1000};
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+  }
   PMPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);  // NOTE: PMPI_Abort should not return; if it does, do not hang either.
 }
 
 int raise_error(MPI_Comm comm, const char *call) {
-  int cls = err_proc_failed();
-  COHORT_LOG_INFO("%s: a rank it needs has failed (policy error, class %d)", call, cls);
-  PMPI_Comm_call_errhandler(comm, cls);
-  return cls;
+  int code = err_proc_failed_code();
+  COHORT_LOG_INFO("%s: a rank it needs has failed (policy error, code %d of class %d)", call, code,
+                  err_proc_failed());
+  PMPI_Comm_call_errhandler(comm, code);
+  return code;
 }
 
 }  // namespace cohort::wrap

@@ -71,4 +71,6 @@ WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Wa
       watch);
 }
 
+WaitResult wait_until(const std::function<bool()> &done, const Watch &watch) { return poll(done, watch); }
+
 }  // namespace cohort::wrap

@@ -28,4 +28,9 @@ WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch);
 /// Like wait, over several requests: returns completed when all completed.
 WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Watch &watch);
 
+/// The same loop for a completion that is not one request, or that needs MPI's return code: polls
+/// done() (e.g. a PMPI_Iprobe, PMPI_Testany, or a PMPI_Test that keeps its return code) until it returns
+/// true (returns completed) or the watch fires.
+WaitResult wait_until(const std::function<bool()> &done, const Watch &watch);
+
 }  // namespace cohort::wrap

@@ -1,0 +1,33 @@
+// The point-to-point calls as a table of function pointers, so that one test scenario runs once through
+// cohort's wrappers (MPI_X, redirected to __wrap_MPI_X by the link line) and once through the MPI library
+// itself (__real_MPI_X), in the same process.
+#pragma once
+#include <mpi.h>
+
+#include "wrap/calls.h"
+
+struct P2pApi {
+  const char *name;
+  int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+  int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+  int (*sendrecv)(const void *, int, MPI_Datatype, int, int, void *, int, MPI_Datatype, int, int, MPI_Comm,
+                  MPI_Status *);
+  int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+  int (*irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+  int (*wait)(MPI_Request *, MPI_Status *);
+  int (*waitall)(int, MPI_Request *, MPI_Status *);
+  int (*waitany)(int, MPI_Request *, int *, MPI_Status *);
+  int (*test)(MPI_Request *, int *, MPI_Status *);
+  int (*testall)(int, MPI_Request *, int *, MPI_Status *);
+  int (*request_free)(MPI_Request *);
+  int (*probe)(int, int, MPI_Comm, MPI_Status *);
+  int (*iprobe)(int, int, MPI_Comm, int *, MPI_Status *);
+};
+
+inline const P2pApi kWrapped = {"wrapped", MPI_Send,  MPI_Recv,    MPI_Sendrecv,     MPI_Isend,
+                                MPI_Irecv, MPI_Wait,  MPI_Waitall, MPI_Waitany,      MPI_Test,
+                                MPI_Testall, MPI_Request_free, MPI_Probe, MPI_Iprobe};
+inline const P2pApi kReal = {"real",           __real_MPI_Send,    __real_MPI_Recv,    __real_MPI_Sendrecv,
+                             __real_MPI_Isend, __real_MPI_Irecv,   __real_MPI_Wait,    __real_MPI_Waitall,
+                             __real_MPI_Waitany, __real_MPI_Test,  __real_MPI_Testall, __real_MPI_Request_free,
+                             __real_MPI_Probe, __real_MPI_Iprobe};

@@ -1,0 +1,224 @@
+// The point-to-point wrappers: MPI_Send, MPI_Recv, MPI_Sendrecv, MPI_Isend, MPI_Irecv, MPI_Wait,
+// MPI_Waitall, MPI_Waitany, MPI_Test, MPI_Testall, MPI_Request_free, MPI_Probe, MPI_Iprobe.
+// Each one describes its operation (direction, peer, tag, communicator) and hands it to wrap/request.hpp,
+// which polls it together with the detector and applies the dead-peer policy. Blocking calls run on their
+// nonblocking variants; peers keep the program's own numbering (no renumbering, no repair).
+#include <mpi.h>
+
+#include <functional>
+#include <vector>
+
+#include "detector/log.hpp"
+#include "detector/runtime.hpp"
+#include "wrap/calls.h"
+#include "wrap/errors.hpp"
+#include "wrap/progress.hpp"
+#include "wrap/request.hpp"
+
+using cohort::wrap::CallId;
+using cohort::wrap::count_call;
+namespace p2p = cohort::wrap::p2p;
+using p2p::Dir;
+using p2p::Op;
+
+namespace {
+
+// Records of the requests reqs[0..n) (Dir::none for those cohort did not start), for a call named `call`.
+std::vector<Op> ops_of(int n, const MPI_Request *reqs, const char *call, bool take) {
+  std::vector<Op> ops(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    auto op = take ? p2p::untrack(reqs[i]) : p2p::lookup(reqs[i]);
+    if (op) ops[static_cast<std::size_t>(i)] = *op;
+    ops[static_cast<std::size_t>(i)].call = call;
+  }
+  return ops;
+}
+
+// Puts back the records of requests that are still active after a call (MPI failed with them pending).
+void retrack(int n, const MPI_Request *reqs, const std::vector<Op> &ops) {
+  for (int i = 0; i < n; ++i) {
+    if (reqs[i] != MPI_REQUEST_NULL && ops[static_cast<std::size_t>(i)].dir != Dir::none)
+      p2p::track(reqs[i], ops[static_cast<std::size_t>(i)]);
+  }
+}
+
+}  // namespace
+
+extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  count_call(CallId::MPI_Send);
+  if (dest == MPI_PROC_NULL) return PMPI_Send(buf, count, type, dest, tag, comm);
+  // NOTE: Legio re-posts a send that MPI failed (transient trouble); MPI only returns such errors under
+  // MPI_ERRORS_RETURN. A dead peer is not retried here: the request layer re-tests its send instead.
+  for (int attempt = 0;; ++attempt) {
+    Op op = p2p::make_op(Dir::send, dest, tag, comm, "MPI_Send");
+    MPI_Request req;
+    int rc = p2p::post_send(buf, count, type, op, &req);
+    if (rc == MPI_SUCCESS) rc = p2p::complete(&req, op, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS || rc == cohort::wrap::err_proc_failed() || attempt >= p2p::send_retries()) return rc;
+    COHORT_LOG_INFO("MPI_Send: MPI returned error %d; retrying (%d of %d)", rc, attempt + 1, p2p::send_retries());
+  }
+}
+
+extern "C" int __wrap_MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                               MPI_Status *status) {
+  count_call(CallId::MPI_Recv);
+  if (source == MPI_PROC_NULL) return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Recv");
+  MPI_Request req;
+  int rc = p2p::post_recv(buf, count, type, op, &req);
+  if (rc != MPI_SUCCESS) return rc;
+  return p2p::complete(&req, op, status);
+}
+
+extern "C" int __wrap_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                                   MPI_Comm comm, MPI_Status *status) {
+  count_call(CallId::MPI_Sendrecv);
+  Op ops[2] = {p2p::make_op(Dir::recv, source, recvtag, comm, "MPI_Sendrecv"),
+               p2p::make_op(Dir::send, dest, sendtag, comm, "MPI_Sendrecv")};
+  MPI_Request reqs[2];
+  int rc = p2p::post_recv(recvbuf, recvcount, recvtype, ops[0], &reqs[0]);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = p2p::post_send(sendbuf, sendcount, sendtype, ops[1], &reqs[1]);
+  if (rc != MPI_SUCCESS) {
+    PMPI_Cancel(&reqs[0]);
+    PMPI_Request_free(&reqs[0]);
+    return rc;
+  }
+  MPI_Status st[2];
+  rc = p2p::complete_all(2, reqs, ops, st);
+  if (status != MPI_STATUS_IGNORE) *status = st[0];
+  if (rc == MPI_ERR_IN_STATUS) return st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                MPI_Request *req) {
+  count_call(CallId::MPI_Isend);
+  if (dest == MPI_PROC_NULL) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+  Op op = p2p::make_op(Dir::send, dest, tag, comm, "MPI_Isend");
+  int rc = p2p::post_send(buf, count, type, op, req);
+  if (rc == MPI_SUCCESS) p2p::track(*req, op);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                                MPI_Request *req) {
+  count_call(CallId::MPI_Irecv);
+  if (source == MPI_PROC_NULL) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
+  Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Irecv");
+  int rc = p2p::post_recv(buf, count, type, op, req);
+  if (rc == MPI_SUCCESS) p2p::track(*req, op);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Wait(MPI_Request *req, MPI_Status *status) {
+  count_call(CallId::MPI_Wait);
+  if (*req == MPI_REQUEST_NULL) return PMPI_Wait(req, status);
+  auto rec = p2p::untrack(*req);
+  Op op = rec ? *rec : Op{};
+  op.call = "MPI_Wait";
+  int rc = p2p::complete(req, op, status);
+  if (*req != MPI_REQUEST_NULL && rec) p2p::track(*req, op);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  count_call(CallId::MPI_Waitall);
+  std::vector<Op> ops = ops_of(count, reqs, "MPI_Waitall", true);
+  int rc = p2p::complete_all(count, reqs, ops.data(), statuses);
+  retrack(count, reqs, ops);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
+  count_call(CallId::MPI_Waitany);
+  std::vector<MPI_Request> keys(reqs, reqs + count);
+  std::vector<Op> ops = ops_of(count, reqs, "MPI_Waitany", false);
+  int rc = p2p::complete_any(count, reqs, ops.data(), index, status);
+  if (*index != MPI_UNDEFINED && reqs[*index] == MPI_REQUEST_NULL) p2p::untrack(keys[static_cast<std::size_t>(*index)]);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
+  count_call(CallId::MPI_Test);
+  MPI_Request key = *req;
+  if (key == MPI_REQUEST_NULL) return PMPI_Test(req, flag, status);
+  // NOTE: until a first rank dies no request can have a dead peer: MPI's own test, no lookup.
+  if (cohort::detector::failure_epoch() == 0) {
+    int rc = PMPI_Test(req, flag, status);
+    if (*flag) p2p::untrack(key);
+    return rc;
+  }
+  auto rec = p2p::lookup(key);
+  Op op = rec ? *rec : Op{};
+  op.call = "MPI_Test";
+  int rc = p2p::test(req, op, flag, status);
+  if (*req == MPI_REQUEST_NULL) {
+    p2p::untrack(key);
+  } else if (rec && rec->stage != op.stage) {
+    p2p::track(key, op);
+  }
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
+  count_call(CallId::MPI_Testall);
+  std::vector<MPI_Request> keys(reqs, reqs + count);
+  int rc;
+  if (cohort::detector::failure_epoch() == 0) {
+    rc = PMPI_Testall(count, reqs, flag, statuses);
+  } else {
+    std::vector<Op> ops = ops_of(count, reqs, "MPI_Testall", false);
+    rc = p2p::test_all(count, reqs, ops.data(), flag, statuses);
+    retrack(count, reqs, ops);  // keeps what the dead ones' withdrawal did (op.stage)
+  }
+  for (int i = 0; i < count; ++i) {
+    if (keys[static_cast<std::size_t>(i)] != MPI_REQUEST_NULL && reqs[i] == MPI_REQUEST_NULL)
+      p2p::untrack(keys[static_cast<std::size_t>(i)]);
+  }
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {
+  count_call(CallId::MPI_Request_free);
+  if (*req != MPI_REQUEST_NULL) {
+    auto rec = p2p::untrack(*req);
+    // NOTE: a receive from a dead rank would stay posted forever: withdraw it (a cancelled request that
+    // is freed is legal MPI and lets MPI release it).
+    if (rec && rec->dir == Dir::recv && rec->stage == p2p::Stage::posted && p2p::dead(*rec)) PMPI_Cancel(req);
+  }
+  return PMPI_Request_free(req);
+}
+
+extern "C" int __wrap_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+  count_call(CallId::MPI_Probe);
+  if (source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
+  int flag = 0;
+  int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+  if (flag || rc != MPI_SUCCESS) return rc;
+  Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Probe");
+  auto probe = [&] {
+    rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+    return flag || rc != MPI_SUCCESS;
+  };
+  cohort::wrap::Watch watch;
+  watch.broken = [&op] { return p2p::dead(op); };
+  if (cohort::wrap::wait_until(std::ref(probe), watch) == cohort::wrap::WaitResult::completed) return rc;
+  // NOTE: a message that arrived before its sender died is still there to be received.
+  if (probe()) return rc;
+  return p2p::apply_policy(op, status);
+}
+
+extern "C" int __wrap_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+  count_call(CallId::MPI_Iprobe);
+  int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+  if (*flag || rc != MPI_SUCCESS || cohort::detector::failure_epoch() == 0) return rc;
+  Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Iprobe");
+  if (!p2p::dead(op)) return rc;
+  // NOTE: like a receive, a probe of a dead rank completes per policy: skip makes it find an empty
+  // message from MPI_PROC_NULL, which a following receive of status.MPI_SOURCE completes at once.
+  *flag = 1;
+  return p2p::apply_policy(op, status);
+}

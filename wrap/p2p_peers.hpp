@@ -1,0 +1,20 @@
+// The point-to-point view of the failure detector: is the rank a call names (a rank of the program's own
+// communicator, the alias) dead? Point-to-point runs on the alias with the peer's rank unchanged: its
+// numbering stays valid for the live peers, so no repair is forced on uninvolved ranks (Legio's P.2).
+#pragma once
+#include <mpi.h>
+
+namespace cohort::wrap::p2p {
+
+/// The MPI_COMM_WORLD rank of `rank` of comm (of comm's remote group for an intercommunicator), or -1 when
+/// rank is not a rank of comm or the process is outside MPI_COMM_WORLD. The map of each communicator is
+/// built once (PMPI_Comm_group + PMPI_Group_translate_ranks) and cached as an MPI attribute of comm, so it
+/// goes with MPI_Comm_free and a recycled handle never sees a stale map. Thread-safe.
+int world_rank(MPI_Comm comm, int rank);
+
+/// True when comm's peer `rank` is known dead. MPI_PROC_NULL and ranks outside MPI_COMM_WORLD: false.
+/// MPI_ANY_SOURCE: true when no peer but the caller can send any more (every other member is dead).
+/// One atomic load when no rank has died yet. Thread-safe.
+bool peer_dead(MPI_Comm comm, int rank);
+
+}  // namespace cohort::wrap::p2p

@@ -1,0 +1,411 @@
+#include "wrap/request.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "detector/env.hpp"
+#include "detector/inject.hpp"
+#include "detector/log.hpp"
+#include "detector/runtime.hpp"
+#include "wrap/errors.hpp"
+#include "wrap/p2p_peers.hpp"
+#include "wrap/policy.hpp"
+#include "wrap/progress.hpp"
+#include "wrap/request_table.hpp"
+
+namespace cohort::wrap::p2p {
+namespace {
+
+RequestTable<MPI_Request, Op> g_table;
+
+std::mutex g_abandoned_mu;
+std::vector<MPI_Request> g_abandoned;
+
+// NOTE: a receive cancelled after its sender died completes at once in both MPIs; one that does not
+// within this bound had matched a transfer that the death cut short and never will.
+constexpr auto kCancelBound = std::chrono::milliseconds(100);
+
+void pause_us(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+  }
+}
+
+// Keeps a request that MPI may still use; drops the ones that MPI completed since (PMPI_Test frees them).
+void abandon(MPI_Request *req) {
+  std::lock_guard<std::mutex> lock(g_abandoned_mu);
+  std::size_t kept = 0;
+  for (MPI_Request r : g_abandoned) {
+    int done = 0;
+    PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    if (!done) g_abandoned[kept++] = r;
+  }
+  g_abandoned.resize(kept);
+  g_abandoned.push_back(*req);
+  *req = MPI_REQUEST_NULL;
+}
+
+int grequest_query(void *, MPI_Status *st) {
+  PMPI_Status_set_elements(st, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(st, 0);
+  st->MPI_SOURCE = MPI_PROC_NULL;
+  st->MPI_TAG = MPI_ANY_TAG;
+  return MPI_SUCCESS;
+}
+int grequest_free(void *) { return MPI_SUCCESS; }
+int grequest_cancel(void *, int) { return MPI_SUCCESS; }
+
+void fill(MPI_Status *st, int source, int tag, int error) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = source;
+  st->MPI_TAG = tag;
+  st->MPI_ERROR = error;
+  PMPI_Status_set_elements(st, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(st, 0);
+}
+
+void describe(const Op &op, char *out, std::size_t n) {
+  if (op.peer == MPI_ANY_SOURCE) {
+    std::snprintf(out, n, "receive from MPI_ANY_SOURCE: every rank that could send is dead");
+  } else {
+    std::snprintf(out, n, "%s rank %d (world rank %d): the rank is dead",
+                  op.dir == Dir::send ? "send to" : "receive from", op.peer, world_rank(op.comm, op.peer));
+  }
+}
+
+// The policy's outcome for a request whose peer died: MPI_SUCCESS (skip) or the proc-failed class
+// (error), *st filled; abort does not return. The error handler is left to the caller (once per call).
+int outcome(const Op &op, MPI_Status *st) {
+  bool send = op.dir == Dir::send;
+  Policy p = dead_peer_policy(send, send ? Policy::skip : Policy::abort);
+  char what[160];
+  describe(op, what, sizeof what);
+  switch (p) {
+    case Policy::abort:
+      abort_job(op.call, what);
+    case Policy::skip:
+      COHORT_LOG_INFO("%s: %s (policy skip)", op.call, what);
+      fill(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS);
+      return MPI_SUCCESS;
+    case Policy::error:
+      break;
+  }
+  fill(st, op.peer, op.tag, err_proc_failed());
+  return err_proc_failed();
+}
+
+// Calls the communicator's error handler when rc is the policy's error outcome.
+int raise_if_failed(const Op &op, int rc) {
+  if (rc != MPI_SUCCESS && rc == err_proc_failed()) return raise_error(op.comm, op.call);
+  return rc;
+}
+
+enum class Fate { delivered, withdrawn, stuck };
+
+bool complete_now(MPI_Request req, MPI_Status *st) {
+  int done = 0;
+  PMPI_Request_get_status(req, &done, st);
+  return done != 0;
+}
+
+// Withdraws the request of a dead peer without freeing it (PMPI_Request_get_status, not PMPI_Test), so
+// that MPI_Testall can leave every handle unchanged. Updates op.stage.
+Fate settle(MPI_Request req, Op &op, MPI_Status *st) {
+  switch (op.stage) {
+    case Stage::not_posted:
+      return Fate::withdrawn;
+    case Stage::stuck:
+      break;
+    case Stage::posted:
+      if (op.dir == Dir::send) {
+        long us = 100;
+        for (int i = 0;; ++i) {
+          if (complete_now(req, st)) return Fate::delivered;
+          if (i == send_retries()) break;
+          pause_us(us);
+          us *= 2;
+        }
+        op.stage = Stage::stuck;
+        return Fate::stuck;
+      }
+      if (complete_now(req, st)) return Fate::delivered;
+      PMPI_Cancel(&req);
+      op.stage = Stage::cancelling;
+      [[fallthrough]];
+    case Stage::cancelling: {
+      auto deadline = std::chrono::steady_clock::now() + kCancelBound;
+      do {
+        if (complete_now(req, st)) {
+          int cancelled = 0;
+          PMPI_Test_cancelled(st, &cancelled);
+          return cancelled ? Fate::withdrawn : Fate::delivered;
+        }
+        pause_us(50);
+      } while (std::chrono::steady_clock::now() < deadline);
+      op.stage = Stage::stuck;
+      return Fate::stuck;
+    }
+  }
+  // stuck: MPI may complete it after all
+  if (!complete_now(req, st)) return Fate::stuck;
+  int cancelled = 0;
+  PMPI_Test_cancelled(st, &cancelled);
+  return cancelled ? Fate::withdrawn : Fate::delivered;
+}
+
+// Frees (completed) or abandons (stuck) a settled request; *req becomes MPI_REQUEST_NULL. Returns MPI's
+// code for a delivered request, else the policy's outcome.
+int release(MPI_Request *req, const Op &op, Fate fate, MPI_Status *st) {
+  if (fate == Fate::stuck) {
+    abandon(req);
+  } else {
+    int done = 0;
+    int rc = PMPI_Test(req, &done, st);
+    if (fate == Fate::delivered) return rc;
+  }
+  return outcome(op, st);
+}
+
+// settle + release: completes the request of a dead peer now.
+int finish_dead(MPI_Request *req, Op &op, MPI_Status *st) {
+  Fate fate = settle(*req, op, st);
+  return release(req, op, fate, st);
+}
+
+void empty_status(MPI_Status *st) {
+  MPI_Request none = MPI_REQUEST_NULL;
+  PMPI_Wait(&none, st);
+}
+
+// Copies the statuses of a Waitall/Testall out. When a request failed by policy (failed != nullptr):
+// every MPI_ERROR is set (the proc-failed class or MPI_SUCCESS), comm's error handler is called once and
+// the result is MPI_ERR_IN_STATUS; otherwise rc.
+int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op *failed, int rc) {
+  bool out = statuses != MPI_STATUSES_IGNORE;
+  for (std::size_t i = 0; i < st.size() && out; ++i) {
+    statuses[i] = st[i];
+    if (failed != nullptr && st[i].MPI_ERROR != err_proc_failed()) statuses[i].MPI_ERROR = MPI_SUCCESS;
+  }
+  if (failed == nullptr) return rc;
+  raise_error(failed->comm, failed->call);
+  return MPI_ERR_IN_STATUS;
+}
+
+Watch watch_for(const std::function<bool()> &broken) {
+  Watch w;
+  w.broken = broken;
+  return w;
+}
+
+}  // namespace
+
+int send_retries() {
+  static const int n = [] {
+    auto v = env::get_long("COHORT_SEND_RETRIES", 3, 0, 1000);
+    if (!v) {
+      log::fatal(2, "MPI_Send: COHORT_SEND_RETRIES='%s' is not a whole number in [0, 1000]",
+                 env::get("COHORT_SEND_RETRIES")->c_str());
+    }
+    return static_cast<int>(*v);
+  }();
+  return n;
+}
+
+Op make_op(Dir dir, int peer, int tag, MPI_Comm comm, const char *call) {
+  Op op;
+  op.dir = dir;
+  op.peer = peer;
+  op.tag = tag;
+  op.comm = comm;
+  op.call = call;
+  return op;
+}
+
+bool dead(const Op &op) {
+  if (op.dir == Dir::none) return false;
+  return op.stage != Stage::posted || peer_dead(op.comm, op.peer);
+}
+
+int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req) {
+  if (peer_dead(op.comm, op.peer)) {
+    op.stage = Stage::not_posted;
+    int rc = PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, req);
+    if (rc == MPI_SUCCESS) rc = PMPI_Grequest_complete(*req);
+    return rc;
+  }
+  int rc = PMPI_Isend(buf, count, type, op.peer, op.tag, op.comm, req);
+  if (rc == MPI_SUCCESS) inject::point("send.posted");
+  return rc;
+}
+
+int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req) {
+  int rc = PMPI_Irecv(buf, count, type, op.peer, op.tag, op.comm, req);
+  if (rc == MPI_SUCCESS) inject::point("recv.posted");
+  return rc;
+}
+
+int complete(MPI_Request *req, Op &op, MPI_Status *status) {
+  MPI_Status local;
+  MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+  if (op.stage == Stage::posted) {
+    int done = 0;
+    int rc = PMPI_Test(req, &done, st);
+    if (done || rc != MPI_SUCCESS) return rc;
+    auto test = [&] {
+      rc = PMPI_Test(req, &done, st);
+      return done || rc != MPI_SUCCESS;
+    };
+    if (wait_until(std::ref(test), watch_for([&op] { return dead(op); })) == WaitResult::completed) return rc;
+  }
+  return raise_if_failed(op, finish_dead(req, op, st));
+}
+
+int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
+  std::vector<MPI_Status> st(static_cast<std::size_t>(n));
+  std::vector<int> live, still;
+  for (int i = 0; i < n; ++i) {
+    if (reqs[i] != MPI_REQUEST_NULL) {
+      live.push_back(i);
+    } else {
+      empty_status(&st[static_cast<std::size_t>(i)]);
+    }
+  }
+  const Op *failed = nullptr;
+  std::vector<MPI_Request> lr;
+  std::vector<MPI_Status> ls;
+  int rc = MPI_SUCCESS;
+  for (;;) {
+    still.clear();
+    for (int i : live) {
+      if (!dead(ops[i])) {
+        still.push_back(i);
+        continue;
+      }
+      MPI_Status *s = &st[static_cast<std::size_t>(i)];
+      int e = finish_dead(&reqs[i], ops[i], s);
+      s->MPI_ERROR = e;
+      if (e != MPI_SUCCESS && failed == nullptr) failed = &ops[i];
+    }
+    live.swap(still);
+    if (live.empty()) break;
+    std::size_t m = live.size();
+    lr.resize(m);
+    ls.resize(m);
+    for (std::size_t k = 0; k < m; ++k) lr[k] = reqs[live[k]];
+    int done = 0;
+    auto test = [&] {
+      rc = PMPI_Testall(static_cast<int>(m), lr.data(), &done, ls.data());
+      return done || rc != MPI_SUCCESS;
+    };
+    auto broken = [&] {
+      for (int i : live) {
+        if (dead(ops[i])) return true;
+      }
+      return false;
+    };
+    WaitResult r = test() ? WaitResult::completed : wait_until(std::ref(test), watch_for(std::ref(broken)));
+    for (std::size_t k = 0; k < m; ++k) reqs[live[k]] = lr[k];
+    if (r == WaitResult::completed) {
+      for (std::size_t k = 0; k < m; ++k) st[static_cast<std::size_t>(live[k])] = ls[k];
+      break;
+    }
+  }
+  return report_all(st, statuses, failed, rc);
+}
+
+int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *status) {
+  MPI_Status local;
+  MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+  auto first_dead = [&] {
+    for (int i = 0; i < n; ++i) {
+      if (reqs[i] != MPI_REQUEST_NULL && dead(ops[i])) return i;
+    }
+    return -1;
+  };
+  int rc = MPI_SUCCESS, done = 0, idx = MPI_UNDEFINED;
+  auto test = [&] {
+    rc = PMPI_Testany(n, reqs, &idx, &done, st);
+    return done || rc != MPI_SUCCESS;
+  };
+  int i = first_dead();
+  if (i < 0 && (test() || wait_until(std::ref(test), watch_for([&first_dead] { return first_dead() >= 0; })) == WaitResult::completed)) {
+    *index = idx;
+    return rc;
+  }
+  if (i < 0) i = first_dead();
+  *index = i;
+  return raise_if_failed(ops[i], finish_dead(&reqs[i], ops[i], st));
+}
+
+int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status) {
+  MPI_Status local;
+  MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+  if (op.stage == Stage::posted) {
+    int rc = PMPI_Test(req, flag, st);
+    if (*flag || rc != MPI_SUCCESS || !dead(op)) return rc;
+  }
+  *flag = 1;
+  return raise_if_failed(op, finish_dead(req, op, st));
+}
+
+int test_all(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_Status *statuses) {
+  std::vector<MPI_Status> st(static_cast<std::size_t>(n));
+  std::vector<Fate> fate(static_cast<std::size_t>(n), Fate::delivered);
+  std::vector<int> live, gone;
+  std::vector<MPI_Request> lr;
+  for (int i = 0; i < n; ++i) {
+    MPI_Status *s = &st[static_cast<std::size_t>(i)];
+    if (reqs[i] == MPI_REQUEST_NULL) {
+      empty_status(s);
+    } else if (dead(ops[i])) {
+      fate[static_cast<std::size_t>(i)] = settle(reqs[i], ops[i], s);
+      gone.push_back(i);
+    } else {
+      live.push_back(i);
+      lr.push_back(reqs[i]);
+    }
+  }
+  std::vector<MPI_Status> ls(lr.size());
+  int rc = PMPI_Testall(static_cast<int>(lr.size()), lr.data(), flag, ls.data());
+  for (std::size_t k = 0; k < live.size(); ++k) {
+    reqs[live[k]] = lr[k];
+    st[static_cast<std::size_t>(live[k])] = ls[k];
+  }
+  if (!*flag || rc != MPI_SUCCESS) {
+    if (statuses != MPI_STATUSES_IGNORE && rc == MPI_ERR_IN_STATUS) {
+      for (int i : live) statuses[i] = st[static_cast<std::size_t>(i)];
+    }
+    return rc;
+  }
+  const Op *failed = nullptr;
+  for (int i : gone) {
+    MPI_Status *s = &st[static_cast<std::size_t>(i)];
+    int e = release(&reqs[i], ops[i], fate[static_cast<std::size_t>(i)], s);
+    s->MPI_ERROR = e;
+    if (e != MPI_SUCCESS && failed == nullptr) failed = &ops[i];
+  }
+  return report_all(st, statuses, failed, MPI_SUCCESS);
+}
+
+int apply_policy(const Op &op, MPI_Status *status) { return raise_if_failed(op, outcome(op, status)); }
+
+void track(MPI_Request req, const Op &op) {
+  if (g_table.put(req, op)) COHORT_LOG_DEBUG("%s: replaced a stale request record", op.call);
+}
+std::optional<Op> lookup(MPI_Request req) { return g_table.find(req); }
+std::optional<Op> untrack(MPI_Request req) { return g_table.take(req); }
+
+std::size_t tracked_requests() { return g_table.size(); }
+std::size_t abandoned_requests() {
+  std::lock_guard<std::mutex> lock(g_abandoned_mu);
+  return g_abandoned.size();
+}
+
+}  // namespace cohort::wrap::p2p

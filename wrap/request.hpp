@@ -1,0 +1,94 @@
+// Point-to-point requests that never wait on a dead rank: cohort's record of each request the program
+// holds, and the one way every point-to-point wrapper completes requests (OCFTL section 4.5 and its
+// Algorithm 1: a blocking call is its nonblocking variant polled together with the failure detector;
+// Legio thesis section 3.4: what a send to, or a receive from, a dead rank does).
+//
+// A request whose peer is dead is *withdrawn*, never waited on:
+//   - a send is re-tested COHORT_SEND_RETRIES times (default 3; pauses 100 µs, 200 µs, 400 µs...), since
+//     a few sends to a dead rank still complete; then it is abandoned (kept, never freed: MPI may still use
+//     it; MPI_Cancel does not cancel sends to a dead rank);
+//   - a receive is cancelled (PMPI_Cancel) and then completes either cancelled or, when the message had
+//     already arrived before the sender died, received: such a message is delivered as usual. A receive
+//     that does neither within 100 ms (a transfer cut by the sender's death) is abandoned.
+// Then the dead-peer policy (wrap/policy.hpp; COHORT_ON_DEAD_PEER[_SEND|_RECV]) decides: skip completes
+// the request as if its peer were MPI_PROC_NULL (MPI_SUCCESS; status: MPI_SOURCE = MPI_PROC_NULL,
+// MPI_TAG = MPI_ANY_TAG, count 0); error completes it with cohort's proc-failed class (status: MPI_SOURCE
+// and MPI_TAG as asked, count 0, MPI_ERROR = the class) after calling the communicator's error handler;
+// abort ends the job. Defaults (Legio): send skip, receive abort.
+//
+// Ranks in Op are ranks of the program's own communicator (the alias); point-to-point never renumbers.
+#pragma once
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace cohort::wrap::p2p {
+
+/// none: a request cohort did not start (a collective's, a persistent one): completed as MPI would,
+/// never considered dead.
+enum class Dir : std::uint8_t { none, send, recv };
+
+/// posted: started on MPI; not_posted: a send to a rank already known dead, stood in for by a completed
+/// generalized request; cancelling: PMPI_Cancel issued; stuck: neither completed nor cancelled in time.
+enum class Stage : std::uint8_t { posted, not_posted, cancelling, stuck };
+
+/// Cohort's record of one point-to-point request.
+struct Op {
+  Dir dir = Dir::none;
+  Stage stage = Stage::posted;
+  int peer = MPI_PROC_NULL;  ///< rank of comm; MPI_ANY_SOURCE for a wildcard receive
+  int tag = MPI_ANY_TAG;
+  MPI_Comm comm = MPI_COMM_NULL;
+  const char *call = "";  ///< the MPI call in progress, for messages
+};
+
+/// COHORT_SEND_RETRIES (default 3): re-tests of a send to a dead rank, and re-posts of a blocking send
+/// that MPI failed. Read once; an invalid value: one line naming the variable, exit code 2.
+int send_retries();
+
+Op make_op(Dir dir, int peer, int tag, MPI_Comm comm, const char *call);
+
+/// True when op can never complete by itself: its peer is known dead (MPI_ANY_SOURCE: no rank of the
+/// communicator but the caller can send) or it was already withdrawn. Never true for Dir::none.
+bool dead(const Op &op);
+
+/// Starts a send (PMPI_Isend; test hook "send.posted"). To a rank already known dead nothing is sent:
+/// *req is a completed generalized request and op.stage is not_posted (the policy applies on completion).
+int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req);
+/// Starts a receive (PMPI_Irecv; test hook "recv.posted"), also from a dead rank: its message may be here.
+int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req);
+
+/// Blocking completion (MPI_Wait semantics) of the active request *req described by op. Returns MPI's
+/// code, or the policy's outcome (see above); *req is MPI_REQUEST_NULL on return unless MPI failed.
+int complete(MPI_Request *req, Op &op, MPI_Status *status);
+/// MPI_Waitall semantics over reqs[0..n) described by ops[0..n) (statuses may be MPI_STATUSES_IGNORE).
+/// Returns MPI_SUCCESS, or MPI_ERR_IN_STATUS when a request failed (policy error: its MPI_ERROR holds the
+/// proc-failed class, the others MPI_SUCCESS; the error handler is called once).
+int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses);
+/// MPI_Waitany semantics: completes one request (a live one that completed, or a dead one, per policy).
+int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *status);
+/// MPI_Test semantics: a request whose peer is dead completes (per policy) with *flag = 1.
+int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status);
+/// MPI_Testall semantics: *flag = 1 once every live request completed; requests with a dead peer are then
+/// completed per policy as well. With *flag = 0 no request handle changes (dead receives may have been
+/// cancelled already: ops[i].stage records it, and the caller keeps the records).
+int test_all(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_Status *statuses);
+
+/// Applies the dead-peer policy to an operation that has nothing to withdraw (a probe): fills *status
+/// (unless MPI_STATUS_IGNORE) and returns MPI_SUCCESS (skip) or the proc-failed class (error, after the
+/// communicator's error handler); abort ends the job.
+int apply_policy(const Op &op, MPI_Status *status);
+
+/// The request table (wrap/request_table.hpp) of the requests the program holds.
+void track(MPI_Request req, const Op &op);
+std::optional<Op> lookup(MPI_Request req);
+std::optional<Op> untrack(MPI_Request req);
+
+/// For tests and leak checks: records in the table, and requests abandoned to MPI (sends to, or cut
+/// receives from, a dead rank; dropped once MPI completes them after all).
+std::size_t tracked_requests();
+std::size_t abandoned_requests();
+
+}  // namespace cohort::wrap::p2p

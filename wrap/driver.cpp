@@ -58,9 +58,9 @@ void Substitute::layout(int count, const int **counts, const int **displs) const
   *displs = displs_.data();
 }
 
-Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world, MPI_Comm first_substitute) : handle_(comm) {
+Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world) : handle_(comm) {
   auto sub = std::make_unique<Substitute>();
-  sub->comm = first_substitute != MPI_COMM_NULL ? first_substitute : comm;
+  sub->comm = comm;
   sub->map = RankMap(std::move(alias_to_world));
   PMPI_Comm_rank(comm, &sub->rank);
   current_.store(sub.get(), std::memory_order_release);
@@ -131,15 +131,7 @@ void register_world() {
   PMPI_Comm_size(MPI_COMM_WORLD, &n);
   std::vector<int> world(n);
   std::iota(world.begin(), world.end(), 0);
-  // NOTE: collectives on MPI_COMM_WORLD run on a private duplicate made here, while every rank is alive.
-  // repair builds communicators over MPI_COMM_WORLD itself (MPI_Comm_create_group); an abandoned
-  // nonblocking collective on world's own context would match that traffic (Open MPI: MPI_ERR_TRUNCATE
-  // in libnbc), so no collective of the program is ever posted on the handle itself.
-  MPI_Comm first = MPI_COMM_NULL;
-  PMPI_Comm_dup(MPI_COMM_WORLD, &first);
-  PMPI_Comm_set_errhandler(first, MPI_ERRORS_RETURN);
-  repair::register_comm(first, MPI_COMM_WORLD);
-  auto a = std::make_unique<Alias>(MPI_COMM_WORLD, std::move(world), first);
+  auto a = std::make_unique<Alias>(MPI_COMM_WORLD, std::move(world));
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_world.store(a.get());
   g_registry[MPI_COMM_WORLD] = std::move(a);

@@ -116,16 +116,6 @@ bool Alias::release_substitutes() {
   return handle_free;
 }
 
-// Marks sub as carrying an abandoned request.
-// NOTE: Open MPI's libnbc reports an abandoned schedule's errors (a dead peer) through its communicator's
-// error handler during later progress of any request; under MPI_ERRORS_ARE_FATAL that would abort a
-// survivor. Substitutes cohort made already return errors; the program's own handle gets
-// MPI_ERRORS_RETURN from its first abandoned collective on.
-static void abandon(const Alias &alias, const Substitute &sub) {
-  sub.abandoned.store(true);
-  if (sub.comm == alias.handle()) PMPI_Comm_set_errhandler(sub.comm, MPI_ERRORS_RETURN);
-}
-
 void register_world() {
   int n = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -228,7 +218,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       if (wait(&req, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
         completed = 1;
       } else {
-        abandon(alias, sub);
+        sub.abandoned.store(true);
       }
     }
     int flag = completed;
@@ -244,7 +234,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
         alias.shrink(sub, call.name);
         return root_lost ? dead_root(alias, call, sub.map.to_world(call.root)) : MPI_SUCCESS;
       case Step::shrink_then_retry:
-        abandon(alias, sub);  // other survivors' requests on it may still be pending
+        sub.abandoned.store(true);  // other survivors' requests on it may still be pending
         if (call.creates_communicator) refuse_after_lost_creation(call.name);
         COHORT_LOG_INFO("%s: attempt %d did not complete on every survivor; retrying after a shrink",
                         call.name, attempt + 1);

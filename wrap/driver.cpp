@@ -58,9 +58,9 @@ void Substitute::layout(int count, const int **counts, const int **displs) const
   *displs = displs_.data();
 }
 
-Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world, MPI_Comm first_substitute) : handle_(comm) {
+Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world) : handle_(comm) {
   auto sub = std::make_unique<Substitute>();
-  sub->comm = first_substitute != MPI_COMM_NULL ? first_substitute : comm;
+  sub->comm = comm;
   sub->map = RankMap(std::move(alias_to_world));
   PMPI_Comm_rank(comm, &sub->rank);
   current_.store(sub.get(), std::memory_order_release);
@@ -116,30 +116,12 @@ bool Alias::release_substitutes() {
   return handle_free;
 }
 
-// Marks sub as carrying an abandoned request.
-// NOTE: Open MPI's libnbc reports an abandoned schedule's errors (a dead peer) through its communicator's
-// error handler during later progress of any request; under MPI_ERRORS_ARE_FATAL that would abort a
-// survivor. Substitutes cohort made already return errors; the program's own handle gets
-// MPI_ERRORS_RETURN from its first abandoned collective on.
-static void abandon(const Alias &alias, const Substitute &sub) {
-  sub.abandoned.store(true);
-  if (sub.comm == alias.handle()) PMPI_Comm_set_errhandler(sub.comm, MPI_ERRORS_RETURN);
-}
-
 void register_world() {
   int n = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &n);
   std::vector<int> world(n);
   std::iota(world.begin(), world.end(), 0);
-  // NOTE: collectives on MPI_COMM_WORLD run on a private duplicate made here, while every rank is alive.
-  // repair builds communicators over MPI_COMM_WORLD itself (MPI_Comm_create_group); an abandoned
-  // nonblocking collective on world's own context would match that traffic (Open MPI: MPI_ERR_TRUNCATE
-  // in libnbc), so no collective of the program is ever posted on the handle itself.
-  MPI_Comm first = MPI_COMM_NULL;
-  PMPI_Comm_dup(MPI_COMM_WORLD, &first);
-  PMPI_Comm_set_errhandler(first, MPI_ERRORS_RETURN);
-  repair::register_comm(first, MPI_COMM_WORLD);
-  auto a = std::make_unique<Alias>(MPI_COMM_WORLD, std::move(world), first);
+  auto a = std::make_unique<Alias>(MPI_COMM_WORLD, std::move(world));
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_world.store(a.get());
   g_registry[MPI_COMM_WORLD] = std::move(a);
@@ -236,7 +218,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       if (wait(&req, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
         completed = 1;
       } else {
-        abandon(alias, sub);
+        sub.abandoned.store(true);
       }
     }
     int flag = completed;
@@ -252,7 +234,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
         alias.shrink(sub, call.name);
         return root_lost ? dead_root(alias, call, sub.map.to_world(call.root)) : MPI_SUCCESS;
       case Step::shrink_then_retry:
-        abandon(alias, sub);  // other survivors' requests on it may still be pending
+        sub.abandoned.store(true);  // other survivors' requests on it may still be pending
         if (call.creates_communicator) refuse_after_lost_creation(call.name);
         COHORT_LOG_INFO("%s: attempt %d did not complete on every survivor; retrying after a shrink",
                         call.name, attempt + 1);

@@ -90,7 +90,7 @@ struct Substitute {
 class Alias {
  public:
   /// comm becomes its own first substitute; alias_to_world gives each rank's MPI_COMM_WORLD rank.
-  Alias(MPI_Comm comm, std::vector<int> alias_to_world, MPI_Comm first_substitute = MPI_COMM_NULL);
+  Alias(MPI_Comm comm, std::vector<int> alias_to_world);
   ~Alias();
   Alias(const Alias &) = delete;
   Alias &operator=(const Alias &) = delete;

@@ -31,11 +31,6 @@ int init_common(int *argc, char ***argv, int *provided) {
   // MPI_THREAD_MULTIPLE, whatever the program asked for.
   int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &got);
   if (rc != MPI_SUCCESS) return rc;
-  // NOTE: nonblocking operations that cohort abandons on a dead rank (Open MPI's libnbc schedules, the
-  // repair's nonblocking duplications) report their errors later, through MPI_COMM_WORLD's handler, from
-  // inside unrelated calls; under MPI_ERRORS_ARE_FATAL that would abort survivors. A program that sets
-  // its own handler afterwards takes this over.
-  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log::set_rank(rank);

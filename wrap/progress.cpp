@@ -32,17 +32,13 @@ class Backoff {
   std::uint64_t n_ = 0;
 };
 
-enum TestState { kPending, kDone, kErrored };
-
 template <typename Test>
 WaitResult poll(Test test, const Watch &watch) {
   std::uint64_t epoch = detector::failure_epoch();
   if (watch.broken && watch.broken()) return WaitResult::broken;
   Backoff backoff;
   for (;;) {
-    TestState state = test();
-    if (state == kDone) return WaitResult::completed;
-    if (state == kErrored) return WaitResult::broken;
+    if (test()) return WaitResult::completed;
     if (watch.revocable != MPI_COMM_NULL && repair::is_revoked(watch.revocable)) return WaitResult::revoked;
     std::uint64_t now = detector::failure_epoch();
     if (now != epoch) {
@@ -59,9 +55,8 @@ WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch) {
   return poll(
       [&] {
         int done = 0;
-        // NOTE: an error from the request (a dead peer that MPI itself noticed) counts as broken.
-        if (PMPI_Test(req, &done, status) != MPI_SUCCESS) return kErrored;
-        return done != 0 ? kDone : kPending;
+        PMPI_Test(req, &done, status);
+        return done != 0;
       },
       watch);
 }
@@ -70,14 +65,12 @@ WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Wa
   return poll(
       [&] {
         int done = 0;
-        if (PMPI_Testall(count, reqs, &done, statuses) != MPI_SUCCESS) return kErrored;
-        return done != 0 ? kDone : kPending;
+        PMPI_Testall(count, reqs, &done, statuses);
+        return done != 0;
       },
       watch);
 }
 
-WaitResult wait_until(const std::function<bool()> &done, const Watch &watch) {
-  return poll([&] { return done() ? kDone : kPending; }, watch);
-}
+WaitResult wait_until(const std::function<bool()> &done, const Watch &watch) { return poll(done, watch); }
 
 }  // namespace cohort::wrap

@@ -53,4 +53,6 @@ if(COHORT_MPI_NAME STREQUAL "mpich")
   endif()
 endif()
 set(COHORT_USE_ULFM ON)
+# Every part can tell the ULFM build apart (e.g. the detector need not run its heartbeat ring).
+add_compile_definitions(COHORT_USE_ULFM=1)
 message(STATUS "cohort: ULFM backend selected")

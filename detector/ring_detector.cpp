@@ -65,6 +65,15 @@ void RingDetector::tick(Time now, Output *out) {
   if (next_emit_request_ >= 0 && now >= next_emit_request_) send_emit_request(now, out);
 }
 
+Time RingDetector::next_wakeup() const {
+  if (stopped()) return -1;
+  Time t = last_tick_ + cfg_.timeout / 2;  // never sleep into the stall guard
+  if (observer_ >= 0) t = std::min(t, next_hb_);
+  if (emitter_ >= 0) t = std::min(t, deadline_);
+  if (next_emit_request_ >= 0) t = std::min(t, next_emit_request_);
+  return t;
+}
+
 void RingDetector::send_emit_request(Time now, Output *out) {
   Message m;
   m.type = MsgType::emit_request;

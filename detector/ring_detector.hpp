@@ -6,7 +6,8 @@
 // 65,536 of them. Not thread-safe: one caller at a time.
 //
 // Protocol (after OCFTL, Rosso and Francesquini, section 4.1, and the ULFM detector of Bosilca et al.,
-// "A failure detector for HPC platforms", IJHPCA 2018, sections 3-4):
+// "A failure detector for HPC platforms", IJHPCA 32(1) 2018: its observation ring and its propagation
+// by flooding over a binomial graph):
 //  - Ring: the ranks in ring order (topology::Ring). Each rank *emits* a heartbeat to its *observer*, the
 //    next live position, every *period*, and *observes* its *emitter*, the previous live position.
 //  - Suspicion: no message from the emitter for *timeout* -> the emitter is marked failed, a failure
@@ -106,6 +107,10 @@ class RingDetector {
   void declare_failed(int rank, Time now, Output *out);
   /// This rank stops (MPI_Finalize): tells its observer and emitter; afterwards the machine is inert.
   void leave(Time now, Output *out);
+
+  /// The earliest time at which tick() has something to do (a heartbeat, a suspicion, a repeated emit
+  /// request); a caller may sleep until then if no message arrives. -1 when stopped.
+  Time next_wakeup() const;
 
   bool fenced() const { return fenced_; }
   bool stopped() const { return stopped_ || fenced_; }

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <memory>
@@ -68,6 +69,7 @@ class Runtime {
   std::vector<std::function<void(int)>> listeners;
   std::vector<std::function<void()>> hooks;
   std::atomic<std::uint64_t> hooks_gen{0};
+  std::atomic<Time> active_until{0};  // poll at settings.poll_us until then
   std::vector<int> listener_queue;  // failures whose listeners the thread has not called yet
 
   std::mutex sm_mu;  // the state machine and the messages produced outside the thread
@@ -200,6 +202,17 @@ void Runtime::drain(std::vector<std::pair<int, Message>> *in) {
   }
 }
 
+constexpr Time kActiveUs = 100000;  // fast polling after anything but a heartbeat
+
+void mark_active(Time now, Time span = kActiveUs) {
+  Time until = now + span;
+  Time cur = g.active_until.load(std::memory_order_relaxed);
+  while (cur < until && !g.active_until.compare_exchange_weak(cur, until, std::memory_order_relaxed)) {
+  }
+}
+
+bool is_activity(const Message &m) { return m.type != MsgType::heartbeat; }
+
 void Runtime::loop() {
   Time started = monotonic_us();
   Time next_cpu = started + 1000000;
@@ -214,15 +227,22 @@ void Runtime::loop() {
     drain(&in);
     received += in.size();
     Time now = monotonic_us();
+    Time wake;
     {
       std::lock_guard<std::mutex> lock(sm_mu);
       for (auto &m : in) sm->on_message(m.first, m.second, now, &out);
       sm->tick(now, &out);
+      if (!out.events.empty()) mark_active(now);
       publish(out.events);
       out.events.clear();
       for (auto &o : side_out.messages) out.messages.push_back(std::move(o));
       side_out.clear();
+      wake = sm->next_wakeup();
     }
+    for (auto &m : in)
+      if (is_activity(m.second)) mark_active(now);
+    for (auto &o : out.messages)
+      if (is_activity(o.msg)) mark_active(now);
     in.clear();
     transmit(out.messages);
     progress_sends();
@@ -248,7 +268,14 @@ void Runtime::loop() {
       st.iterations = iterations;
       st.received = received;
     }
-    sleep_us(settings.poll_us);
+    // NOTE: every wake-up costs ~10 µs of CPU on these machines: poll fast only while something is
+    // going on, else sleep longer (never past the state machine's next deadline).
+    long nap = settings.poll_us;
+    if (now >= active_until.load(std::memory_order_relaxed)) {
+      Time until_wake = wake < 0 ? settings.idle_poll_us : wake - now;
+      nap = static_cast<long>(std::max<Time>(settings.poll_us, std::min<Time>(settings.idle_poll_us, until_wake)));
+    }
+    sleep_us(nap);
   }
   shutdown();
   std::lock_guard<std::mutex> lock(stats_mu);
@@ -361,6 +388,7 @@ void declare_failed(int world_rank) {
     g.sm->declare_failed(world_rank, monotonic_us(), &out);
     for (auto &m : out.messages) g.side_out.messages.push_back(std::move(m));
     g.publish(out.events);
+    mark_active(monotonic_us());
   } else {
     g.publish({Event{Event::rank_failed, world_rank, How::declared, g.rank, 0, 0}});
   }
@@ -388,6 +416,8 @@ void add_progress_hook(std::function<void()> hook) {
   g.hooks.push_back(std::move(hook));
   g.hooks_gen.fetch_add(1);
 }
+
+void poll_fast(int ms) { mark_active(monotonic_us(), static_cast<Time>(ms) * 1000); }
 
 Stats stats() {
   std::lock_guard<std::mutex> lock(g.stats_mu);

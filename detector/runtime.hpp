@@ -38,9 +38,16 @@ void declare_failed(int world_rank);
 /// Must not block and must not call MPI.
 void on_failure(std::function<void(int world_rank)> listener);
 
-/// Registers work that the detector thread runs on every iteration of its loop (about every
-/// COHORT_POLL_US, default 1000 µs), e.g. a protocol that must answer peers while the application
-/// computes. It may call MPI (the thread runs under MPI_THREAD_MULTIPLE). It must not block.
+/// Registers work that the detector thread runs on every iteration of its loop, e.g. a protocol that
+/// must answer peers while the application computes. It may call MPI (the thread runs under
+/// MPI_THREAD_MULTIPLE). It must not block. The loop runs every COHORT_POLL_US (default 1000 µs) while
+/// active, and every COHORT_IDLE_POLL_US (default 5000 µs) after 100 ms with nothing but heartbeats
+/// (which keeps the thread under 1% of a core); see poll_fast().
 void add_progress_hook(std::function<void()> hook);
+
+/// Keeps the loop at COHORT_POLL_US for the next `ms` milliseconds (e.g. a protocol round that expects
+/// answers soon). Failures, failure notices and every non-heartbeat message do this for 100 ms on their
+/// own. Thread-safe, cheap (one atomic store).
+void poll_fast(int ms);
 
 }  // namespace cohort::detector

@@ -1,5 +1,7 @@
 #include "detector/settings.hpp"
 
+#include <algorithm>
+
 #include "detector/env.hpp"
 
 namespace cohort::detector {
@@ -30,6 +32,8 @@ std::string load_settings(Settings *s) {
   }
   if (!read_long("COHORT_HB_GRACE_MS", s->period_ms, 0, s->timeout_ms, "ms", &s->grace_ms, &err)) return err;
   if (!read_long("COHORT_POLL_US", 1000, 50, 100000, "µs", &s->poll_us, &err)) return err;
+  if (!read_long("COHORT_IDLE_POLL_US", std::max(5000L, s->poll_us), s->poll_us, 100000, "µs", &s->idle_poll_us, &err))
+    return err;
   if (auto b = env::get("COHORT_BCAST")) {
     if (!topology::parse_bcast(*b, &s->bcast)) return "invalid COHORT_BCAST='" + *b + "' (expected chord, bmg or hba)";
   }

@@ -5,7 +5,8 @@
 // | COHORT_HB_PERIOD_MS   | 100     | heartbeat period, ms (1..3600000)                                  |
 // | COHORT_HB_TIMEOUT_MS  | 1000    | silence before suspicion, ms (>= 2 x period, <= 36000000)          |
 // | COHORT_HB_GRACE_MS    | period  | extra time a new emitter gets after re-targeting, ms (0..timeout)  |
-// | COHORT_POLL_US        | 1000    | detector thread loop interval, µs (50..100000)                     |
+// | COHORT_POLL_US        | 1000    | detector loop interval while active, µs (50..100000)               |
+// | COHORT_IDLE_POLL_US   | 5000    | loop interval when nothing but heartbeats happened for 100 ms, µs  |
 // | COHORT_BCAST          | chord   | failure-notice broadcast: chord, bmg or hba                        |
 // | COHORT_RING_SHUFFLE   | 0       | 1: shuffle the ring order (same on every rank)                     |
 // | COHORT_RING_SEED      | 1       | seed of that shuffle (0..2^63-1)                                   |
@@ -22,6 +23,7 @@ struct Settings {
   long timeout_ms = 1000;
   long grace_ms = -1;  ///< -1: same as period_ms
   long poll_us = 1000;
+  long idle_poll_us = 5000;
   topology::Bcast bcast = topology::Bcast::chord;
   bool shuffle = false;
   std::uint64_t seed = 1;

@@ -9,6 +9,7 @@ SimNet::SimNet(SimConfig config)
       ring_(std::make_shared<topology::Ring>(cfg_.n, cfg_.shuffle, cfg_.ring_seed)),
       state_(static_cast<size_t>(cfg_.n), State::running),
       held_(static_cast<size_t>(cfg_.n)),
+      tick_at_(static_cast<size_t>(cfg_.n), -1),
       rng_(cfg_.rng_seed) {
   learned.resize(static_cast<size_t>(cfg_.n));
   fenced_at.assign(static_cast<size_t>(cfg_.n), -1);
@@ -25,15 +26,42 @@ SimNet::SimNet(SimConfig config)
     out_.clear();
     nodes_.push_back(std::make_unique<RingDetector>(c, 0, &out_));
     absorb(r, out_);
-    // Spread the ticks over one tick interval, as real ranks are not in phase.
-    std::uniform_int_distribution<Time> phase(0, cfg_.tick - 1);
-    push({phase(rng_), 0, 0, r, r, nullptr});
+    if (cfg_.tick > 0) {
+      // Spread the ticks over one tick interval, as real ranks are not in phase.
+      std::uniform_int_distribution<Time> phase(0, cfg_.tick - 1);
+      push({phase(rng_), 0, 0, r, r, {}});
+    } else {
+      // Event-driven: each rank starts at a random phase of one period.
+      std::uniform_int_distribution<Time> phase(0, cfg_.period - 1);
+      tick_at_[r] = phase(rng_);
+      push({tick_at_[r], 0, 0, r, r, {}});
+    }
   }
+}
+
+void SimNet::schedule_tick(int rank) {
+  if (cfg_.tick > 0) return;
+  Time t = nodes_[rank]->next_wakeup();
+  if (t < 0) return;
+  t = std::max(t, now_);
+  if (tick_at_[rank] >= 0 && tick_at_[rank] <= t && tick_at_[rank] >= now_) return;  // an earlier one is due
+  tick_at_[rank] = t;
+  push({t, 0, 0, rank, rank, {}});
 }
 
 void SimNet::push(Ev ev) {
   ev.seq = seq_++;
-  q_.push(std::move(ev));
+  std::uint32_t slot;
+  if (free_.empty()) {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.push_back(std::move(ev));
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+    slots_[slot] = std::move(ev);
+  }
+  q_.push_back({slots_[slot].at, slots_[slot].seq, slot});
+  std::push_heap(q_.begin(), q_.end(), std::greater<Key>());
 }
 
 void SimNet::absorb(int rank, Output &out) {
@@ -42,15 +70,15 @@ void SimNet::absorb(int rank, Output &out) {
       if (fenced_at[rank] < 0) fenced_at[rank] = now_;
     } else {
       learned[rank].push_back({e.rank, now_, e.how, e.hops});
+      if (on_learned) on_learned(rank, learned[rank].back());
     }
   }
   for (Outgoing &o : out.messages) {
     int copies = filter ? filter(rank, o) : 1;
-    auto msg = std::make_shared<const Message>(std::move(o.msg));
     for (int i = 0; i < copies; ++i) {
-      ++sent[static_cast<int>(msg->type)];
+      ++sent[static_cast<int>(o.msg.type)];
       Time lat = cfg_.latency ? cfg_.latency(rng_) : 50;
-      push({now_ + std::max<Time>(lat, 1), 0, 1, rank, o.to, msg});
+      push({now_ + std::max<Time>(lat, 1), 0, 1, rank, o.to, i + 1 < copies ? o.msg : std::move(o.msg)});
     }
   }
   out.clear();
@@ -64,7 +92,8 @@ void SimNet::resume(int rank) {
     push(std::move(ev));
   }
   held_[rank].clear();
-  push({now_, 0, 0, rank, rank, nullptr});
+  tick_at_[rank] = now_;
+  push({now_, 0, 0, rank, rank, {}});
 }
 
 void SimNet::leave(int rank) {
@@ -76,41 +105,54 @@ void SimNet::leave(int rank) {
 void SimNet::declare(int rank, int dead) {
   nodes_[rank]->declare_failed(dead, now_, &out_);
   absorb(rank, out_);
+  schedule_tick(rank);
 }
 
 bool SimNet::step() {
   if (q_.empty()) return false;
-  Ev ev = q_.top();
-  q_.pop();
+  std::pop_heap(q_.begin(), q_.end(), std::greater<Key>());
+  std::uint32_t slot = q_.back().slot;
+  q_.pop_back();
+  Ev ev = std::move(slots_[slot]);
+  free_.push_back(slot);
   now_ = std::max(now_, ev.at);
   int r = ev.to;
   if (state_[r] == State::dead || nodes_[r]->stopped()) return true;
   if (ev.kind == 0) {
     if (state_[r] == State::paused) return true;  // resume() schedules the next tick
+    if (cfg_.tick > 0) {
+      nodes_[r]->tick(now_, &out_);
+      absorb(r, out_);
+      push({now_ + cfg_.tick, 0, 0, r, r, {}});
+      return true;
+    }
+    if (ev.at != tick_at_[r]) return true;  // superseded
+    tick_at_[r] = -1;
     nodes_[r]->tick(now_, &out_);
     absorb(r, out_);
-    push({now_ + cfg_.tick, 0, 0, r, r, nullptr});
+    schedule_tick(r);
     return true;
   }
   if (state_[r] == State::paused) {
     held_[r].push_back(std::move(ev));
     return true;
   }
-  if (on_deliver && !on_deliver(ev.from, r, *ev.msg)) return true;
+  if (on_deliver && !on_deliver(ev.from, r, ev.msg)) return true;
   if (state_[r] == State::dead) return true;
-  nodes_[r]->on_message(ev.from, *ev.msg, now_, &out_);
+  nodes_[r]->on_message(ev.from, ev.msg, now_, &out_);
   absorb(r, out_);
+  schedule_tick(r);
   return true;
 }
 
 void SimNet::run_until(Time t) {
-  while (!q_.empty() && q_.top().at <= t) step();
+  while (!q_.empty() && q_.front().at <= t) step();
   now_ = std::max(now_, t);
 }
 
 bool SimNet::run_until(const std::function<bool()> &pred, Time limit) {
   if (pred()) return true;
-  while (!q_.empty() && q_.top().at <= limit) {
+  while (!q_.empty() && q_.front().at <= limit) {
     step();
     if (pred()) return true;
   }

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <random>
 #include <vector>
 
@@ -23,7 +22,7 @@ struct SimConfig {
   bool shuffle = false;
   std::uint64_t ring_seed = 1;
   bool resync = true;
-  Time tick = 1000;  ///< µs between ticks of each rank
+  Time tick = 1000;  ///< µs between ticks of each rank; 0: tick each rank only at its next_wakeup()
   std::uint64_t rng_seed = 42;
   /// Latency of one message, µs (default: 50 µs fixed).
   std::function<Time(std::mt19937_64 &)> latency;
@@ -72,6 +71,8 @@ class SimNet {
   /// first). The message is then dropped.
   std::function<bool(int from, int to, const Message &)> on_deliver;
 
+  /// Called each time a rank learns a failure (after it is appended to `learned`).
+  std::function<void(int rank, const Learned &)> on_learned;
   /// Per rank: what it learned, in order.
   std::vector<std::vector<Learned>> learned;
   /// Messages sent (after the filter), by MsgType value 1..5.
@@ -86,11 +87,19 @@ class SimNet {
     std::uint64_t seq;
     int kind;  // 0 tick, 1 deliver
     int from, to;
-    std::shared_ptr<const Message> msg;
-    bool operator>(const Ev &o) const { return at != o.at ? at > o.at : seq > o.seq; }
+    Message msg;
+  };
+  // NOTE: the heap holds small keys; events live in slots_ (at 65,536 ranks the heap is large and
+  // moving whole events through it dominated the run time).
+  struct Key {
+    Time at;
+    std::uint64_t seq;
+    std::uint32_t slot;
+    bool operator>(const Key &o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
   void absorb(int rank, Output &out);
   void push(Ev ev);
+  void schedule_tick(int rank);
   bool step();
 
   SimConfig cfg_;
@@ -98,7 +107,10 @@ class SimNet {
   std::vector<std::unique_ptr<RingDetector>> nodes_;
   std::vector<State> state_;
   std::vector<std::vector<Ev>> held_;  // messages to a paused rank
-  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q_;
+  std::vector<Time> tick_at_;          // event-driven mode: the pending tick of each rank
+  std::vector<Key> q_;  // a min-heap on (at, seq)
+  std::vector<Ev> slots_;
+  std::vector<std::uint32_t> free_;
   std::mt19937_64 rng_;
   Time now_ = 0;
   std::uint64_t seq_ = 0;

@@ -39,6 +39,12 @@ struct CommInfo {
   std::vector<int> world;                          // comm rank -> world rank
   std::map<std::uint64_t, std::uint64_t> children;  // members' hash -> communicators registered under it
   std::vector<int> acked;
+  // A private duplicate with the same members, made (nonblocking) when comm was created, before the
+  // program could leave an abandoned collective on it: shrink's fast path duplicates it. Unusable
+  // (`tainted`) once a duplication on it was abandoned.
+  MPI_Comm shadow = MPI_COMM_NULL;
+  MPI_Request shadow_req = MPI_REQUEST_NULL;
+  bool tainted = false;
 };
 
 struct Sent {
@@ -50,6 +56,7 @@ struct Sent {
 std::mutex g_mu;
 std::unique_ptr<Engine> g_engine;
 MPI_Comm g_comm = MPI_COMM_NULL;
+MPI_Request g_comm_req = MPI_REQUEST_NULL;  // its nonblocking duplication from MPI_Init, until done
 std::vector<char> g_rbuf;
 MPI_Request g_rreq = MPI_REQUEST_NULL;
 std::deque<Sent> g_sent;
@@ -117,6 +124,28 @@ void post_receive() {
   if (rc != MPI_SUCCESS) log::fatal(1, "repair: MPI_Irecv on the private communicator failed (code %d)", rc);
 }
 
+// The private communicator is duplicated without blocking MPI_Init; it is ready once that completes.
+// A rank that died before then leaves it incomplete forever: repair then stops the job with one line
+// instead of waiting. Caller holds g_mu.
+bool transport_ready_locked() {
+  if (g_comm_req == MPI_REQUEST_NULL) return true;
+  int done = 0;
+  PMPI_Test(&g_comm_req, &done, MPI_STATUS_IGNORE);
+  if (done) {
+    PMPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+    post_receive();
+    return true;
+  }
+  return false;
+}
+
+void require_transport_locked(const char *call) {
+  if (!transport_ready_locked() && detector::failure_epoch() > 0) {
+    log::fatal(1, "%s: a rank died before cohort's private communicator was set up (during MPI_Init); "
+               "the survivors cannot be repaired", call);
+  }
+}
+
 [[noreturn]] void fence() {
   COHORT_LOG_ERROR("repair: the survivors agreed that this rank is dead; exiting (self-fencing)");
   std::_Exit(COHORT_EXIT_FENCED);
@@ -131,8 +160,10 @@ const char *hook_name(const std::vector<char> &bytes) {
   }
 }
 
-// Hands the engine's messages to MPI. Caller holds g_mu.
+// Hands the engine's messages to MPI (they wait in the engine until the transport is ready). Caller
+// holds g_mu.
 void flush_locked() {
+  if (!transport_ready_locked()) return;
   for (Engine::Send &s : g_engine->take_sends()) {
     inject::point(hook_name(s.bytes));
     Sent sent{MPI_REQUEST_NULL, std::move(s.bytes), s.to};
@@ -149,7 +180,7 @@ void flush_locked() {
 
 // One round of progress: failures, received messages, sends. Caller holds g_mu.
 void progress_locked() {
-  if (!g_live.load(std::memory_order_relaxed)) return;
+  if (!g_live.load(std::memory_order_relaxed) || !transport_ready_locked()) return;
   std::uint64_t epoch = detector::failure_epoch();
   if (epoch != g_epoch_fed) {
     g_epoch_fed = epoch;
@@ -203,14 +234,6 @@ void progress_from_hook() {
   declare_learned();
 }
 
-int delete_info(MPI_Comm, int, void *attr, void *) {
-  auto *info = static_cast<CommInfo *>(attr);
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (g_engine) g_engine->remove_comm(info->id);
-  delete info;
-  return MPI_SUCCESS;
-}
-
 CommInfo *find_info(MPI_Comm comm) {
   if (g_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return nullptr;
   void *attr = nullptr;
@@ -237,6 +260,7 @@ CommInfo *register_locked(MPI_Comm comm, CommInfo *parent) {
 CommInfo *info_of(MPI_Comm comm) {
   if (CommInfo *info = find_info(comm)) return info;
   std::lock_guard<std::mutex> lock(g_mu);
+  if (CommInfo *info = find_info(comm)) return info;  // another thread registered it meanwhile
   return register_locked(comm, nullptr);
 }
 
@@ -251,6 +275,7 @@ std::uint64_t agree_on(CommInfo *info, int *flag, std::vector<int> *failed) {
   std::uint64_t inst;
   {
     std::lock_guard<std::mutex> lock(g_mu);
+    require_transport_locked("repair::agree");
     progress_locked();
     inst = g_engine->start_agree(info->id, *flag);
     flush_locked();
@@ -261,6 +286,7 @@ std::uint64_t agree_on(CommInfo *info, int *flag, std::vector<int> *failed) {
     bool done;
     {
       std::lock_guard<std::mutex> lock(g_mu);
+      require_transport_locked("repair::agree");
       progress_locked();
       done = g_engine->decision(info->id, inst, flag, failed);
     }
@@ -294,70 +320,153 @@ bool wait_unless_lost(Done done, const std::vector<int> &members) {
   return true;
 }
 
+// Deletion callback of the attribute: comm is being freed.
+int delete_info(MPI_Comm, int, void *attr, void *) {
+  auto *info = static_cast<CommInfo *>(attr);
+  // NOTE: the shadow's duplication of comm must end before comm goes (Open MPI crashes otherwise); it
+  // is waited for unless a member is dead, and then it stays allocated, never freed, like a shadow with
+  // an abandoned duplication. None is freed once MPI_Finalize has begun.
+  bool pending = info->shadow_req != MPI_REQUEST_NULL;
+  if (pending && g_live.load()) {
+    pending = !wait_unless_lost(
+        [info] {
+          int done = 0;
+          PMPI_Test(&info->shadow_req, &done, MPI_STATUS_IGNORE);
+          return done != 0;
+        },
+        info->world);
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_engine) g_engine->remove_comm(info->id);
+  if (g_live.load() && !pending && !info->tainted && info->shadow != MPI_COMM_NULL) PMPI_Comm_free(&info->shadow);
+  delete info;
+  return MPI_SUCCESS;
+}
+
 struct Attempt {
   std::atomic<bool> done{false};
   MPI_Comm comm = MPI_COMM_NULL;
   int rc = MPI_SUCCESS;
 };
 
-// A communicator over `group` (world ranks `members`), or an unfinished attempt if a member died first.
-// With every member of comm alive in the agreed view it is a nonblocking MPI_Comm_idup, abandoned if a
-// member dies. Otherwise MPI_Comm_create_group, which cannot be abandoned, runs on a thread of its own;
-// that thread is abandoned instead (it may stay blocked in MPI forever).
-std::shared_ptr<Attempt> make_comm(MPI_Comm comm, bool whole, MPI_Group group, int tag,
-                                   const std::vector<int> &members) {
+bool shadow_ready(CommInfo *info) {
+  if (info->shadow == MPI_COMM_NULL || info->tainted) return false;
+  if (info->shadow_req != MPI_REQUEST_NULL) {
+    int done = 0;
+    PMPI_Test(&info->shadow_req, &done, MPI_STATUS_IGNORE);  // sets it to MPI_REQUEST_NULL when done
+    if (!done) return false;
+  }
+  return true;
+}
+
+// Fast path, when no member of comm is dead: a nonblocking duplication of comm's shadow, abandoned if a
+// member dies meanwhile.
+std::shared_ptr<Attempt> duplicate_shadow(CommInfo *info, const std::vector<int> &members) {
   auto attempt = std::make_shared<Attempt>();
-  if (whole) {
-    MPI_Request req = MPI_REQUEST_NULL;
-    attempt->rc = PMPI_Comm_idup(comm, &attempt->comm, &req);
-    if (attempt->rc != MPI_SUCCESS) {
-      attempt->done.store(true);
-      return attempt;
-    }
-    bool done = wait_unless_lost(
-        [&req] {
-          int flag = 0;
-          PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-          return flag != 0;
-        },
-        members);
-    if (done) {
-      attempt->done.store(true);
-    } else {
-      std::lock_guard<std::mutex> lock(g_mu);
-      g_lost_attempts.push_back(attempt);  // MPI may still complete the request and write attempt->comm
-    }
+  MPI_Request req = MPI_REQUEST_NULL;
+  attempt->rc = PMPI_Comm_idup(info->shadow, &attempt->comm, &req);
+  if (attempt->rc != MPI_SUCCESS) {
+    attempt->done.store(true);
     return attempt;
   }
-  std::thread([attempt, comm, group, tag] {
+  bool done = wait_unless_lost(
+      [&req] {
+        int flag = 0;
+        PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        return flag != 0;
+      },
+      members);
+  if (done) {
+    attempt->done.store(true);
+    return attempt;
+  }
+  info->tainted = true;
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_lost_attempts.push_back(attempt);  // MPI may still complete the requests and write into it
+  return attempt;
+}
+
+// MPI_COMM_WORLD's error handler is MPI_ERRORS_RETURN while a creation over it runs: MPICH fails such a
+// creation when a member is dead, and the default handler would abort the job.
+std::mutex g_world_eh_mu;
+int g_world_eh_users = 0;
+MPI_Errhandler g_world_eh_saved = MPI_ERRHANDLER_NULL;
+
+void world_errors_return(bool on) {
+  std::lock_guard<std::mutex> lock(g_world_eh_mu);
+  if (on && g_world_eh_users++ == 0) {
+    PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &g_world_eh_saved);
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  } else if (!on && --g_world_eh_users == 0) {
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, g_world_eh_saved);
+    PMPI_Errhandler_free(&g_world_eh_saved);
+  }
+}
+
+// Slow path: MPI_Comm_create_group over MPI_COMM_WORLD with the group `members` (world ranks, in comm
+// order). It cannot be abandoned, so it runs on a thread of its own, and that thread is abandoned if a
+// member dies first (Open MPI then blocks in it forever; MPICH fails it).
+// NOTE: the parent is MPI_COMM_WORLD, not a duplicate: MPICH 4.0.2 crashes creating over a duplicate that
+// holds a dead rank, and Open MPI lets a creation proceed past a blocked one only if its parent's context
+// id, then its tag, is lower (ompi_comm_cid_lowest_id). Hence world (context id 0) and tags that shrink
+// as the failed set grows.
+std::shared_ptr<Attempt> create_over_world(const std::vector<int> &members, int tag) {
+  auto attempt = std::make_shared<Attempt>();
+  MPI_Group world, group;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Group_incl(world, static_cast<int>(members.size()), members.data(), &group);
+  PMPI_Group_free(&world);
+  world_errors_return(true);
+  std::thread([attempt, group, tag]() mutable {
     MPI_Comm out = MPI_COMM_NULL;
-    attempt->rc = PMPI_Comm_create_group(comm, group, tag, &out);
+    attempt->rc = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tag, &out);
     attempt->comm = out;
+    PMPI_Group_free(&group);
+    world_errors_return(false);
     attempt->done.store(true, std::memory_order_release);
   }).detach();
   wait_unless_lost([&attempt] { return attempt->done.load(std::memory_order_acquire); }, members);
   return attempt;
 }
 
+// The tag of an attempt over MPI_COMM_WORLD: the same on every member (derived from agreed values),
+// lower for each retry of one shrink (its failed set grows), different between communicators.
+int creation_tag(std::uint64_t id, std::size_t failed) {
+  long tag = 32767 - 64 * static_cast<long>(failed) - static_cast<long>(id % 64);
+  return tag < 0 ? 0 : static_cast<int>(tag);
+}
+
 }  // namespace
 
 void init() {
   if (g_live.load()) return;
-  int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
-  if (rc != MPI_SUCCESS) log::fatal(1, "repair: MPI_Comm_dup(MPI_COMM_WORLD) failed (code %d)", rc);
-  PMPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+  // NOTE: nonblocking duplications, waited for here unless a rank is found dead meanwhile: a rank that
+  // dies during MPI_Init must not hang the others in it (repair then reports it at its first use).
+  int rc = PMPI_Comm_idup(MPI_COMM_WORLD, &g_comm, &g_comm_req);
+  if (rc != MPI_SUCCESS) log::fatal(1, "MPI_Init: repair: MPI_Comm_idup(MPI_COMM_WORLD) failed (code %d)", rc);
   PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_info, &g_keyval, nullptr);
   int size = 0, rank = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CommInfo *world;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     g_engine = std::make_unique<Engine>(rank);
     g_rbuf.assign(max_wire_size(size), 0);
-    post_receive();
-    register_locked(MPI_COMM_WORLD, nullptr);
-    g_live.store(true);
+    world = register_locked(MPI_COMM_WORLD, nullptr);
+    PMPI_Comm_idup(MPI_COMM_WORLD, &world->shadow, &world->shadow_req);
   }
+  Backoff backoff;
+  for (;;) {
+    bool ready;
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      ready = transport_ready_locked() && shadow_ready(world);
+    }
+    if (ready || detector::failure_epoch() > 0) break;
+    backoff.pause();
+  }
+  g_live.store(true);
   detector::add_progress_hook(progress_from_hook);
 }
 
@@ -366,15 +475,19 @@ void finalize() {
   if (!g_live.exchange(false)) return;
   // NOTE: the receive is withdrawn; the private communicator and abandoned sends are left to MPI, since
   // freeing them could wait on dead ranks.
-  PMPI_Cancel(&g_rreq);
-  PMPI_Wait(&g_rreq, MPI_STATUS_IGNORE);
+  if (g_rreq != MPI_REQUEST_NULL) {
+    PMPI_Cancel(&g_rreq);
+    PMPI_Wait(&g_rreq, MPI_STATUS_IGNORE);
+  }
 }
 
 void register_comm(MPI_Comm comm, MPI_Comm parent) {
   if (!live_or_warn("repair::register_comm") || find_info(comm) != nullptr) return;
   CommInfo *p = parent == MPI_COMM_NULL ? nullptr : info_of(parent);
   std::lock_guard<std::mutex> lock(g_mu);
-  register_locked(comm, p);
+  if (find_info(comm) != nullptr) return;
+  CommInfo *info = register_locked(comm, p);
+  PMPI_Comm_idup(comm, &info->shadow, &info->shadow_req);
 }
 
 int agree(MPI_Comm comm, int *flag, std::vector<int> *failed) {
@@ -386,40 +499,38 @@ int agree(MPI_Comm comm, int *flag, std::vector<int> *failed) {
 int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
   if (!live_or_warn("repair::shrink")) return MPI_ERR_OTHER;
   CommInfo *info = info_of(comm);
-  MPI_Group group;
-  PMPI_Comm_group(comm, &group);
+  int errors = 0;
   for (int attempt = 1;; ++attempt) {
-    int flag = 1;
+    // NOTE: whether every member's shadow is ready is agreed too: all members must take the same path.
+    int flag = shadow_ready(info) ? 1 : 0;
     std::vector<int> failed;
-    std::uint64_t inst = agree_on(info, &flag, &failed);
+    agree_on(info, &flag, &failed);
     std::vector<int> members;
     for (std::size_t i = 0; i < info->world.size(); ++i) {
       if (!std::binary_search(failed.begin(), failed.end(), static_cast<int>(i))) members.push_back(info->world[i]);
     }
-    MPI_Group survivors;
-    PMPI_Group_excl(group, static_cast<int>(failed.size()), failed.data(), &survivors);
     inject::point("shrink.create");
-    // NOTE: the tag tells this attempt from an abandoned earlier one that may still be blocked in MPI.
-    std::shared_ptr<Attempt> made =
-        make_comm(comm, failed.empty(), survivors, static_cast<int>(inst % 32768), members);
+    bool fast = failed.empty() && flag != 0;
+    std::shared_ptr<Attempt> made = fast ? duplicate_shadow(info, members)
+                                         : create_over_world(members, creation_tag(info->id, failed.size()));
     bool done = made->done.load(std::memory_order_acquire);
     int ok = done && made->rc == MPI_SUCCESS && made->comm != MPI_COMM_NULL ? 1 : 0;
     inject::point("shrink.confirm");
     std::vector<int> failed_after;
     agree_on(info, &ok, &failed_after);
-    if (done || failed.empty()) PMPI_Group_free(&survivors);  // else the abandoned thread may still use it
     if (ok && failed_after == failed) {
-      PMPI_Group_free(&group);
       *newcomm = made->comm;
       std::lock_guard<std::mutex> lock(g_mu);
-      register_locked(*newcomm, info);
+      CommInfo *child = register_locked(*newcomm, info);
+      // NOTE: posted at once, on every survivor, before the program can use the new communicator.
+      PMPI_Comm_idup(*newcomm, &child->shadow, &child->shadow_req);
       return MPI_SUCCESS;
     }
     // NOTE: a communicator that some survivors made and others did not is left allocated, never freed:
     // freeing it could wait on a dead member.
-    if (failed_after == failed && done && made->rc != MPI_SUCCESS) {
-      COHORT_LOG_ERROR("repair::shrink: MPI_Comm_create_group failed (code %d)", made->rc);
-      PMPI_Group_free(&group);
+    if (failed_after == failed && done && made->rc != MPI_SUCCESS && ++errors >= 5) {
+      COHORT_LOG_ERROR("repair::shrink: creating the communicator over %zu survivors failed (code %d)",
+                       members.size(), made->rc);
       return made->rc;
     }
     COHORT_LOG_INFO("repair::shrink: attempt %d over %zu ranks did not complete everywhere; retrying", attempt,

@@ -27,6 +27,12 @@ int ceil_log2(int n) {
   return k;
 }
 
+int floor_log2(int n) {
+  int k = 0;
+  while ((2LL << k) <= n) ++k;
+  return k;
+}
+
 }  // namespace
 
 std::vector<int> ring_order(int n, bool shuffle, std::uint64_t seed) {
@@ -86,12 +92,19 @@ std::vector<int> bcast_offsets(Bcast b, int live) {
       for (int i = 0; i <= k; ++i) add(1 << i);
       break;
     case Bcast::bmg:
-    case Bcast::hba:
       for (int i = 0; i <= k; ++i) {
         add(1 << i);
         add(-(1 << i));
       }
       break;
+    case Bcast::hba: {
+      int h = floor_log2(live);
+      for (int i = 1; i <= h; ++i) {
+        add(i);
+        add(-i);
+      }
+      break;
+    }
   }
   return out;
 }

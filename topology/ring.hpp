@@ -28,12 +28,19 @@ struct Ring {
   int size() const { return static_cast<int>(rank_at.size()); }
 };
 
-/// The failure-notice broadcast overlay.
-///  - chord: +1, +2, +4, ..., +2^k with k = ceil(log2 L) - 1 (OCFTL section 4.1, after Chord's finger
-///    table), L the number of live positions.
-///  - bmg:   +-1, +-2, +-4, ..., +-2^k, k = ceil(log2 L) - 1: the binomial graph of Bosilca et al.,
-///    "A failure detector for HPC platforms" (IJHPCA 2018), section 4 (reliable broadcast).
-///  - hba:   see bcast_offsets.
+/// The failure-notice broadcast overlay. Every rank sends a notice to its targets once, on first learning
+/// of a failure (flooding), so each overlay tolerates dead forwarders as long as it stays connected.
+///  - chord: +1, +2, +4, ..., +2^k with k = ceil(log2 L) - 1, L the number of live positions: Chord's
+///    finger table as used by OCFTL (Rosso and Francesquini, section 4.1). About log2 L messages per
+///    rank, log2 L hops.
+///  - bmg: +-1, +-2, +-4, ..., +-2^k, same k: the binomial graph over which the ULFM detector floods its
+///    failure notices (Bosilca et al., "A failure detector for HPC platforms", IJHPCA 32(1), 2018, the
+///    propagation stage; Open MPI's ULFM comm_ft_reliable_bcast.c sends to me +- 2^i for 2^i <= L/2).
+///    About 2 log2 L messages per rank.
+///  - hba: +-1, +-2, ..., +-k with k = floor(log2 L): a Harary-style circulant graph, the k nearest
+///    live ranks on each side (the definition in this project's issue: "k = floor(log2 N) both ways").
+///    2k-connected, but its diameter is about L / (2k), so it needs many more hops than chord and bmg.
+/// Offsets that coincide modulo L are sent once.
 enum class Bcast { chord, bmg, hba };
 
 /// "chord", "bmg", "hba".

@@ -24,6 +24,35 @@ class ReductionInput {
   const void *data_;
 };
 
+// A positional receive buffer (Gather at the root, Allgather): saved before the first attempt; after a
+// retry, the slots of ranks that are not members of the substitute the last attempt ran on get their
+// original bytes back (an abandoned attempt may have written them).
+class PositionalSlots {
+ public:
+  PositionalSlots(void *recvbuf, int alias_size, int count, MPI_Datatype type)
+      : buf_(recvbuf), count_(count), saved_(recvbuf, alias_size * count, type) {}
+  /// Called from the post function: remembers the substitute of each attempt.
+  void attempt(const Substitute &s) {
+    last_ = &s;
+    ++attempts_;
+  }
+  /// Called after the driver returned MPI_SUCCESS.
+  void restore_dead() const {
+    if (attempts_ < 2) return;
+    const RankMap &m = last_->map;
+    for (int r = 0; r < m.alias_size(); ++r) {
+      if (m.to_sub(r) < 0) saved_.restore(buf_, r * count_, count_);
+    }
+  }
+
+ private:
+  void *buf_;
+  int count_;
+  SavedInput saved_;
+  const Substitute *last_ = nullptr;
+  int attempts_ = 0;
+};
+
 }  // namespace
 
 int cohort::wrap::barrier(Alias &alias) {
@@ -54,10 +83,11 @@ extern "C" int __wrap_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, 
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
   ReductionInput in(sendbuf, recvbuf, count, type);  // MPI_IN_PLACE is only valid at the root
-  return run(*a, CallDesc{"MPI_Reduce", "reduce.posted", Shape::all_to_one, root, Policy::skip},
-             [&](const Substitute &s, int r, MPI_Request *req) {
-               return PMPI_Ireduce(in.data(), recvbuf, count, type, op, r, s.comm, req);
-             });
+  CallDesc desc{"MPI_Reduce", "reduce.posted", Shape::all_to_one, root, Policy::skip};
+  desc.output_at_root = true;
+  return run(*a, desc, [&](const Substitute &s, int r, MPI_Request *req) {
+    return PMPI_Ireduce(in.data(), recvbuf, count, type, op, r, s.comm, req);
+  });
 }
 
 extern "C" int __wrap_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -91,15 +121,23 @@ extern "C" int __wrap_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatyp
   count_call(CallId::MPI_Gather);
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-  return run(*a, CallDesc{"MPI_Gather", "gather.posted", Shape::positional, root, Policy::skip},
-             [&](const Substitute &s, int r, MPI_Request *req) {
-               if (s.map.complete())
-                 return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
-               const int *counts, *displs;
-               s.layout(recvcount, &counts, &displs);
-               return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, r, s.comm,
-                                    req);
-             });
+  int me = -1, n = 0;
+  PMPI_Comm_rank(comm, &me);
+  PMPI_Comm_size(comm, &n);
+  std::optional<PositionalSlots> slots;
+  if (me == root) slots.emplace(recvbuf, n, recvcount, recvtype);
+  CallDesc desc{"MPI_Gather", "gather.posted", Shape::positional, root, Policy::skip};
+  desc.output_at_root = true;
+  int rc = run(*a, desc, [&](const Substitute &s, int r, MPI_Request *req) {
+    if (slots) slots->attempt(s);
+    if (s.map.complete())
+      return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
+    const int *counts, *displs;
+    s.layout(recvcount, &counts, &displs);
+    return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, r, s.comm, req);
+  });
+  if (rc == MPI_SUCCESS && slots) slots->restore_dead();
+  return rc;
 }
 
 extern "C" int __wrap_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -124,12 +162,19 @@ extern "C" int __wrap_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Data
   count_call(CallId::MPI_Allgather);
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  return run(*a, CallDesc{"MPI_Allgather", "allgather.posted", Shape::positional},
-             [&](const Substitute &s, int, MPI_Request *req) {
-               if (s.map.complete())
-                 return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, s.comm, req);
-               const int *counts, *displs;
-               s.layout(recvcount, &counts, &displs);
-               return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, s.comm, req);
-             });
+  int n = 0;
+  PMPI_Comm_size(comm, &n);
+  PositionalSlots slots(recvbuf, n, recvcount, recvtype);
+  int rc = run(*a, CallDesc{"MPI_Allgather", "allgather.posted", Shape::positional},
+               [&](const Substitute &s, int, MPI_Request *req) {
+                 slots.attempt(s);
+                 if (s.map.complete())
+                   return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, s.comm, req);
+                 const int *counts, *displs;
+                 s.layout(recvcount, &counts, &displs);
+                 return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype, s.comm,
+                                         req);
+               });
+  if (rc == MPI_SUCCESS) slots.restore_dead();
+  return rc;
 }

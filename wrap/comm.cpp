@@ -6,10 +6,13 @@
 // size never change again.
 #include <mpi.h>
 
+#include <algorithm>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "wrap/calls.h"
+#include "repair/repair.hpp"
 #include "wrap/driver.hpp"
 
 namespace cohort::wrap {
@@ -36,10 +39,12 @@ class CommSlots {
   std::vector<MPI_Comm *> slots_;
 };
 
-// The new communicator becomes an alias of its own, with the program's error handler.
-void adopt(const Alias &parent, MPI_Comm comm) {
+// The new communicator (made on the substitute `made_on`) becomes an alias of its own, with the program's
+// error handler, and is registered with repair (same id on every member, as repair requires).
+void adopt(const Alias &parent, const Substitute *made_on, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return;
-  if (parent.current().comm != parent.handle()) {
+  repair::register_comm(comm, made_on->comm);
+  if (made_on->comm != parent.handle()) {
     MPI_Errhandler eh;
     PMPI_Comm_get_errhandler(parent.handle(), &eh);
     PMPI_Comm_set_errhandler(comm, eh);
@@ -48,12 +53,13 @@ void adopt(const Alias &parent, MPI_Comm comm) {
   register_alias(comm);
 }
 
-// MPI_Comm_split has no nonblocking variant: a helper thread runs the blocking call and completes a
-// generalized request, which the driver polls like any other. If a member dies meanwhile, the request
+// MPI_Comm_create_group has no nonblocking variant: a helper thread runs the blocking call and completes
+// a generalized request, which the driver polls like any other. If a member dies meanwhile, the request
 // is abandoned and the thread stays blocked in MPI forever (leaked with its job).
-struct SplitJob {
+struct CreateJob {
   MPI_Comm parent;
-  int color, key;
+  MPI_Group group;
+  int tag;
   MPI_Comm *out;
   MPI_Request greq = MPI_REQUEST_NULL;
 };
@@ -65,25 +71,47 @@ int greq_query(void *, MPI_Status *status) {
   status->MPI_TAG = MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
+// NOTE: no MPI call in the callbacks: MPICH runs them inside PMPI_Test and asserts on nested calls.
 int greq_free(void *job) {
-  delete static_cast<SplitJob *>(job);
+  delete static_cast<CreateJob *>(job);
   return MPI_SUCCESS;
 }
 int greq_cancel(void *, int) { return MPI_SUCCESS; }
 
-int post_split(MPI_Comm parent, int color, int key, MPI_Comm *out, MPI_Request *req) {
-  auto *job = new SplitJob{parent, color, key, out};
+// Posts MPI_Comm_create_group(parent, group, tag) (takes over group); *out is written on completion.
+int post_create_group(MPI_Comm parent, MPI_Group group, int tag, MPI_Comm *out, MPI_Request *req) {
+  auto *job = new CreateJob{parent, group, tag, out};
   int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, job, &job->greq);
   if (rc != MPI_SUCCESS) {
+    PMPI_Group_free(&job->group);
     delete job;
     return rc;
   }
   *req = job->greq;
   std::thread([job] {
-    PMPI_Comm_split(job->parent, job->color, job->key, job->out);
+    PMPI_Comm_create_group(job->parent, job->group, job->tag, job->out);
+    PMPI_Group_free(&job->group);
     PMPI_Grequest_complete(job->greq);  // MPI frees the job (greq_free) when the request is completed
   }).detach();
   return MPI_SUCCESS;
+}
+
+// The members of my color in split order (key, then rank), as a group of sub's communicator.
+// colors_keys holds (color, key) per alias rank (dead ranks' entries are ignored).
+MPI_Group split_group(const Substitute &sub, const std::vector<int> &colors_keys, int color) {
+  std::vector<std::pair<int, int>> order;  // (key, sub rank)
+  for (int s = 0; s < sub.map.sub_size(); ++s) {
+    int a = sub.map.to_alias(s);
+    if (colors_keys[2 * a] == color) order.emplace_back(colors_keys[2 * a + 1], s);
+  }
+  std::stable_sort(order.begin(), order.end());
+  std::vector<int> ranks;
+  for (auto &o : order) ranks.push_back(o.second);
+  MPI_Group all, mine;
+  PMPI_Comm_group(sub.comm, &all);
+  PMPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &mine);
+  PMPI_Group_free(&all);
+  return mine;
 }
 
 }  // namespace
@@ -101,30 +129,64 @@ extern "C" int __wrap_MPI_Comm_size(MPI_Comm comm, int *size) {
   return PMPI_Comm_size(comm, size);
 }
 
+// Both creations run in two steps. First a resilient collective (a barrier for dup, an allgather of the
+// colors and keys for split) lets the survivors agree that every member of the substitute is alive; only
+// then is the communicator created on it (CallDesc::creates_communicator explains why).
 extern "C" int __wrap_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_dup);
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Comm_dup(comm, newcomm);
-  CommSlots slots;
+  *newcomm = MPI_COMM_NULL;
   int rc = run(*a, CallDesc{"MPI_Comm_dup", "comm_dup.posted", Shape::communicator},
-               [&](const Substitute &s, int, MPI_Request *req) { return PMPI_Comm_idup(s.comm, slots.next(), req); });
-  *newcomm = rc == MPI_SUCCESS ? slots.take_last() : MPI_COMM_NULL;
-  adopt(*a, *newcomm);
-  return rc;
+               [&](const Substitute &s, int, MPI_Request *req) { return PMPI_Ibarrier(s.comm, req); });
+  if (rc != MPI_SUCCESS) return rc;
+  CommSlots slots;
+  const Substitute *made_on = nullptr;
+  CallDesc create{"MPI_Comm_dup", nullptr, Shape::communicator};
+  create.creates_communicator = true;
+  rc = run(*a, create, [&](const Substitute &s, int, MPI_Request *req) {
+    made_on = &s;
+    return PMPI_Comm_idup(s.comm, slots.next(), req);
+  });
+  if (rc != MPI_SUCCESS) return rc;
+  *newcomm = slots.take_last();
+  adopt(*a, made_on, *newcomm);
+  return MPI_SUCCESS;
 }
 
 extern "C" int __wrap_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_split);
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Comm_split(comm, color, key, newcomm);
-  CommSlots slots;
+  *newcomm = MPI_COMM_NULL;
+  int n = a->current().map.alias_size();
+  std::vector<int> colors_keys(2 * static_cast<std::size_t>(n), MPI_UNDEFINED);
+  int mine[2] = {color, key};
   int rc = run(*a, CallDesc{"MPI_Comm_split", "comm_split.posted", Shape::communicator},
                [&](const Substitute &s, int, MPI_Request *req) {
-                 return post_split(s.comm, color, key, slots.next(), req);
+                 if (s.map.complete())
+                   return PMPI_Iallgather(mine, 2, MPI_INT, colors_keys.data(), 2, MPI_INT, s.comm, req);
+                 const int *counts, *displs;
+                 s.layout(2, &counts, &displs);
+                 return PMPI_Iallgatherv(mine, 2, MPI_INT, colors_keys.data(), counts, displs, MPI_INT, s.comm, req);
                });
-  *newcomm = rc == MPI_SUCCESS ? slots.take_last() : MPI_COMM_NULL;
-  adopt(*a, *newcomm);
-  return rc;
+  if (rc != MPI_SUCCESS) return rc;
+  CommSlots slots;
+  const Substitute *made_on = nullptr;
+  CallDesc create{"MPI_Comm_split", nullptr, Shape::communicator};
+  create.creates_communicator = true;
+  int tag = 0;
+  rc = run(*a, create, [&](const Substitute &s, int, MPI_Request *req) {
+    made_on = &s;
+    MPI_Comm *slot = slots.next();
+    if (color == MPI_UNDEFINED) return MPI_SUCCESS;  // *req stays MPI_REQUEST_NULL: nothing to create here
+    // NOTE: a new tag per attempt, so that a retry never matches an abandoned attempt's messages.
+    return post_create_group(s.comm, split_group(s, colors_keys, color), tag++, slot, req);
+  });
+  if (rc != MPI_SUCCESS) return rc;
+  *newcomm = slots.take_last();
+  adopt(*a, made_on, *newcomm);
+  return MPI_SUCCESS;
 }
 
 extern "C" int __wrap_MPI_Comm_free(MPI_Comm *comm) {

@@ -1,5 +1,6 @@
 #include "wrap/driver.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
@@ -164,6 +165,29 @@ int apply_policy(const Alias &alias, Policy policy, const char *call, const char
   return MPI_SUCCESS;
 }
 
+namespace {
+
+// NOTE: Open MPI 4.1 allocates context ids for new communicators one at a time, lowest parent id first;
+// an abandoned creation (a member died during it) never finishes, and every later creation on a parent
+// with the same or a higher id, the shrink included, then waits forever. MPICH does not block.
+void refuse_after_lost_creation(const char *call) {
+#ifdef OPEN_MPI
+  abort_job(call, "a member died while the new communicator was being created; Open MPI cannot create "
+                  "communicators after that");
+#else
+  (void)call;
+#endif
+}
+
+// The root of `call` is dead in the agreed view: the policy decides (the same on every survivor).
+int dead_root(const Alias &alias, const CallDesc &call, int world_rank) {
+  char what[96];
+  std::snprintf(what, sizeof what, "root %d (world rank %d) is dead", call.root, world_rank);
+  return apply_policy(alias, dead_root_policy(call.name, call.dead_root), call.name, what);
+}
+
+}  // namespace
+
 int run(Alias &alias, const CallDesc &call, PostFn post) {
   for (int attempt = 0;; ++attempt) {
     const Substitute &sub = alias.current();
@@ -174,20 +198,21 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
         sub_root = call.root;
       } else {
         sub_root = sub.map.to_sub(call.root);
-        if (sub_root < 0) {
-          char what[96];
-          std::snprintf(what, sizeof what, "root %d (world rank %d) is dead", call.root,
-                        sub.map.to_world(call.root));
-          return apply_policy(alias, dead_root_policy(call.name, call.dead_root), call.name, what);
-        }
+        if (sub_root < 0) return dead_root(alias, call, sub.map.to_world(call.root));
       }
     }
     int completed = 0;
+    bool posted = false;
+    MPI_Request req = MPI_REQUEST_NULL;
     if (!sub.any_member_failed()) {
-      MPI_Request req = MPI_REQUEST_NULL;
       int rc = post(sub, sub_root, &req);
       if (rc != MPI_SUCCESS) return alias.return_error(rc, sub);
-      inject::point(call.posted_hook);
+      posted = true;
+    }
+    // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
+    // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.
+    if (attempt == 0 && call.posted_hook != nullptr) inject::point(call.posted_hook);
+    if (posted) {  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
       Watch watch;
       watch.broken = [&sub] { return sub.any_member_failed(); };
       if (wait(&req, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
@@ -199,11 +224,18 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     int flag = completed;
     std::vector<int> failed;
     int rc = repair::agree(sub.comm, &flag, &failed);
+    // NOTE: for an all-to-one call, "completed everywhere" only says the survivors delivered their data;
+    // if the root is in the agreed failed set, the result is lost with it and the policy decides.
+    bool root_lost = call.output_at_root && sub_root >= 0 &&
+                     std::binary_search(failed.begin(), failed.end(), sub_root);
     switch (next_step(rc == MPI_SUCCESS && flag != 0, !failed.empty(), attempt, sub.map.sub_size())) {
       case Step::finish: return MPI_SUCCESS;
-      case Step::shrink_then_finish: alias.shrink(sub, call.name); return MPI_SUCCESS;
+      case Step::shrink_then_finish:
+        alias.shrink(sub, call.name);
+        return root_lost ? dead_root(alias, call, sub.map.to_world(call.root)) : MPI_SUCCESS;
       case Step::shrink_then_retry:
         sub.abandoned.store(true);  // other survivors' requests on it may still be pending
+        if (call.creates_communicator) refuse_after_lost_creation(call.name);
         COHORT_LOG_INFO("%s: attempt %d did not complete on every survivor; retrying after a shrink",
                         call.name, attempt + 1);
         if (int src = alias.shrink(sub, call.name); src != MPI_SUCCESS) return alias.return_error(src, sub);
@@ -218,13 +250,19 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
 
 SavedInput::SavedInput(const void *buf, int count, MPI_Datatype type) {
   thread_local std::vector<char> storage;
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  PMPI_Type_get_extent(type, &lb, &extent);
-  PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-  std::size_t span = count > 0 ? static_cast<std::size_t>((count - 1) * extent + true_extent) : 0;
+  MPI_Aint lb = 0;
+  PMPI_Type_get_extent(type, &lb, &extent_);
+  PMPI_Type_get_true_extent(type, &true_lb_, &true_extent_);
+  std::size_t span = count > 0 ? static_cast<std::size_t>((count - 1) * extent_ + true_extent_) : 0;
   if (storage.size() < span + 1) storage.resize(span + 1);
-  if (span > 0) std::memcpy(storage.data(), static_cast<const char *>(buf) + true_lb, span);
-  data_ = storage.data() - true_lb;
+  if (span > 0) std::memcpy(storage.data(), static_cast<const char *>(buf) + true_lb_, span);
+  data_ = storage.data() - true_lb_;
+}
+
+void SavedInput::restore(void *buf, int first, int count) const {
+  if (count <= 0) return;
+  MPI_Aint offset = first * extent_ + true_lb_;
+  std::memcpy(static_cast<char *>(buf) + offset, data_ + offset, (count - 1) * extent_ + true_extent_);
 }
 
 }  // namespace cohort::wrap

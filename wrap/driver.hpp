@@ -18,7 +18,13 @@
 //   5. On 0: the request is abandoned (never freed: MPI may still use it), the survivors shrink the
 //      substitute (repair::shrink, in alias rank order), the rank map is updated and the call retried.
 //      On 1 with a non-empty agreed failed set: the call succeeded; the substitute is shrunk right away
-//      so that the next call does not start on a broken one.
+//      so that the next call does not start on a broken one (but an all-to-one call whose root is in
+//      that set lost its result with the root: the dead-root policy decides).
+//   6. The inject hook CallDesc::posted_hook (e.g. "bcast.posted") is reached once per call, after the
+//      first attempt was posted, for COHORT_INJECT_FAILURE=rank=R,at=bcast.posted[,hit=k] tests.
+//
+// Communicator creation (dup, split) allocates a context id, which cannot be abandoned safely under
+// Open MPI: see CallDesc::creates_communicator.
 //
 // Thread-safety: the registry is thread-safe. Collectives on one alias must be serialised by the
 // program (as MPI requires); the substitute snapshot (Alias::current) may be read from any thread at
@@ -133,7 +139,7 @@ Unregistered unregister_alias(MPI_Comm comm);
 
 /// Applies `policy` for a call whose needed rank is dead: abort (one line naming the call and `what`,
 /// the job stops), skip (returns MPI_SUCCESS) or error (the alias's error handler with
-/// cohort_err_proc_failed(), returns that class). Every survivor must reach the same decision: call it
+/// an error code of class cohort_err_proc_failed(), returns that code). Every survivor must reach the same decision: call it
 /// only on agreed information (membership of the substitute), never on the local detector view alone.
 int apply_policy(const Alias &alias, Policy policy, const char *call, const char *what);
 
@@ -157,10 +163,17 @@ class FunctionRef<R(A...)> {
 /// What a wrapper tells the driver about its call.
 struct CallDesc {
   const char *name;              ///< "MPI_Bcast": used in log lines and for COHORT_ON_DEAD_ROOT_<CALL>
-  const char *posted_hook;       ///< inject point reached after posting, e.g. "bcast.posted"
+  const char *posted_hook;  ///< inject point reached once per call, after the first post: "bcast.posted"; or null
   Shape shape;
   int root = -1;                 ///< alias rank of the root, -1 when the call has none
   Policy dead_root = Policy::abort;  ///< default policy when the root is dead (env may override)
+  /// The call allocates a context id (communicator creation). Such a call must only start once every
+  /// member is agreed alive (run a cheap resilient collective first): if a member dies during it, the
+  /// job stops under Open MPI (see driver.cpp), MPICH retries after a shrink.
+  bool creates_communicator = false;
+  /// Only the root receives (all-to-one: Reduce, Gather): when the root is in the agreed failed set, the
+  /// dead-root policy applies even if every survivor's request completed.
+  bool output_at_root = false;
 };
 
 /// Posts the nonblocking variant on sub.comm; sub_root is the root in sub.comm's numbering (-1 without
@@ -174,17 +187,25 @@ int run(Alias &alias, const CallDesc &call, PostFn post);
 /// MPI_Barrier among the survivors of alias (also MPI_Finalize's survivors-only barrier).
 int barrier(Alias &alias);
 
-/// A private copy of `count` elements of `type` at buf (the whole true-extent span), for calls with
-/// MPI_IN_PLACE: an abandoned attempt may have overwritten the input, so retries post from the copy.
+/// A private copy of `count` elements of `type` at buf (the whole true-extent span). Used for
+/// - calls with MPI_IN_PLACE: an abandoned attempt may have overwritten the input, so every attempt
+///   posts from the copy;
+/// - positional receive buffers (Gather at the root, Allgather): an abandoned attempt may have written a
+///   rank's slot before that rank was found dead; restore_block puts the original bytes back, so dead
+///   ranks' slots stay untouched.
 /// Uses a per-thread buffer: at most one SavedInput per thread at a time.
 class SavedInput {
  public:
   SavedInput(const void *buf, int count, MPI_Datatype type);
   /// The copy, to be used with the same count and type.
   const void *data() const { return data_; }
+  /// Copies back elements [first, first + count) of the saved span into buf (the buffer it was taken
+  /// from), byte for byte over their true extent.
+  void restore(void *buf, int first, int count) const;
 
  private:
-  const void *data_;
+  const char *data_;
+  MPI_Aint extent_ = 0, true_lb_ = 0, true_extent_ = 0;
 };
 
 }  // namespace cohort::wrap

@@ -1,11 +1,19 @@
-// The error class returned under the `error` policy when the rank that matters is dead.
+// The error returned under the `error` policy when the rank that matters is dead.
 #pragma once
 
 namespace cohort::wrap {
 
-/// MPIX_ERR_PROC_FAILED where mpi.h defines it; otherwise a class added with MPI_Add_error_class at
-/// MPI_Init (its string: "cohort: a rank needed by this call has failed"). -1 before MPI_Init.
+/// The error class: MPIX_ERR_PROC_FAILED where mpi.h defines it; otherwise a class added with
+/// MPI_Add_error_class at MPI_Init (its string: "cohort: a rank needed by this call has failed").
+/// -1 before MPI_Init.
 int err_proc_failed();
+
+/// The error code that calls return: err_proc_failed() itself where mpi.h defines
+/// MPIX_ERR_PROC_FAILED; otherwise a code of that class (MPI_Add_error_code). Programs test it with
+/// MPI_Error_class(rc, &cls), cls == err_proc_failed().
+/// NOTE: a code, not the class, because Open MPI 4.1's MPI_Error_class maps a class added by
+/// MPI_Add_error_class to MPI_ERR_UNKNOWN, while it maps a code of that class to the class.
+int err_proc_failed_code();
 
 /// Called once from the MPI_Init wrappers, after PMPI_Init_thread.
 void init_error_classes();

@@ -71,17 +71,14 @@ extern "C" int __wrap_MPI_Finalize(void) {
   bool failures = (world != nullptr && world->degraded()) || cohort::detector::failure_epoch() > 0;
   cohort::repair::finalize();
   cohort::detector::stop();
-#ifdef MPICH_VERSION
-  // NOTE: MPICH's PMPI_Finalize hangs once a rank has died; hydra (run with -disable-auto-cleanup by
-  // cohort-run) accepts a process that exits 0 without it.
+  // NOTE: once a rank has died, MPICH's PMPI_Finalize hangs, and Open MPI's hangs now and then (its
+  // runtime's fence may still wait for the dead rank). Both launchers, as cohort-run starts them,
+  // accept a process that exits 0 without it.
   if (failures) {
-    COHORT_LOG_INFO("MPI_Finalize: ranks have failed; skipping MPICH's own finalize");
+    COHORT_LOG_INFO("MPI_Finalize: ranks have failed; skipping the MPI library's own finalize");
     std::fflush(nullptr);
     return MPI_SUCCESS;
   }
-#else
-  (void)failures;
-#endif
   return PMPI_Finalize();
 }
 

@@ -74,10 +74,11 @@ void abort_job(const char *call, const char *what) {
 }
 
 int raise_error(MPI_Comm comm, const char *call) {
-  int cls = err_proc_failed();
-  COHORT_LOG_INFO("%s: a rank it needs has failed (policy error, class %d)", call, cls);
-  PMPI_Comm_call_errhandler(comm, cls);
-  return cls;
+  int code = err_proc_failed_code();
+  COHORT_LOG_INFO("%s: a rank it needs has failed (policy error, code %d of class %d)", call, code,
+                  err_proc_failed());
+  PMPI_Comm_call_errhandler(comm, code);
+  return code;
 }
 
 }  // namespace cohort::wrap

@@ -51,9 +51,10 @@ typedef void (*cohort_failure_callback)(int world_rank, void *ctx);
  *  callback is NULL. */
 int cohort_on_failure(cohort_failure_callback callback, void *ctx);
 
-/** The MPI error class that calls return under the `error` policy when the rank that matters is dead:
- *  MPIX_ERR_PROC_FAILED where mpi.h defines it, otherwise a class registered at MPI_Init. Valid after
- *  MPI_Init; -1 before. */
+/** The MPI error class of what calls return under the `error` policy when the rank that matters is dead:
+ *  MPIX_ERR_PROC_FAILED where mpi.h defines it, otherwise a class registered at MPI_Init. Test a return
+ *  code with MPI_Error_class(rc, &cls) and compare cls (where the class is registered, calls return an
+ *  error code of that class, not the class itself). Valid after MPI_Init; -1 before. */
 int cohort_err_proc_failed(void);
 
 /** How many times this process entered cohort's wrapper for the named call (e.g. "MPI_Barrier"), or -1

@@ -10,6 +10,10 @@
 //                                         COHORT_INJECT_FAILURE=rank=0,at=agree.decide[,hit=k])
 //   repair_agree_shrink second R V        rank R dies before the shrink, rank V inside it (the test sets
 //                                         COHORT_INJECT_FAILURE=rank=V,at=shrink.<step>)
+//   repair_agree_shrink stopped R MS      rank R is stopped (SIGSTOP) before the shrink and resumed
+//                                         later (the test sets COHORT_INJECT_FAILURE=rank=R,...,
+//                                         signal=STOP,cont_ms=...): the survivors shrink without it and
+//                                         stay MS ms after start; R must exit by self-fencing
 #include <unistd.h>
 
 #include <cstdio>
@@ -124,6 +128,9 @@ void coordinator() {
   int flag = me == 0 ? 0x6 : 0x7;
   std::vector<int> failed;
   agree(MPI_COMM_WORLD, &flag, &failed);
+  // NOTE: a rank that decided early now computes (sleeps) outside cohort: the others, still in the
+  // agreement, can only get its decision from the detector thread's progress hook.
+  usleep(2000 * 1000);
   CHECK(failed.empty() || failed == std::vector<int>{0}, "failed set %s", show(failed).c_str());
   CHECK(flag == (failed.empty() ? 0x6 : 0x7), "flag %#x with failed set %s", flag, show(failed).c_str());
   MPI_Comm s;
@@ -144,6 +151,22 @@ void second(int before, int during) {
   finish(s, ("shrink survived a death inside it; survivors " + show(survivors(n, dead))).c_str());
 }
 
+void stopped(int victim, int stay_ms) {
+  double start = MPI_Wtime();
+  usleep(600 * 1000);  // the victim is stopped meanwhile
+  MPI_Comm s;
+  shrink(MPI_COMM_WORLD, &s);
+  CHECK(me != victim, "rank %d was declared dead but returned from shrink instead of exiting", me);
+  check_comm(s, survivors(n, {victim}), "shrink(world)");
+  int flag = 1;
+  std::vector<int> failed;
+  agree(s, &flag, &failed);
+  // NOTE: the survivors stay until the victim has resumed and learned its fate from them.
+  while ((MPI_Wtime() - start) * 1000 < stay_ms) usleep(10 * 1000);
+  TEST_PASS("shrank without the stopped rank %d", victim);
+  _exit(0);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -160,6 +183,8 @@ int main(int argc, char **argv) {
     coordinator();
   } else if (std::strcmp(argv[1], "second") == 0 && argc >= 4) {
     second(std::atoi(argv[2]), std::atoi(argv[3]));
+  } else if (std::strcmp(argv[1], "stopped") == 0 && argc >= 4) {
+    stopped(std::atoi(argv[2]), std::atoi(argv[3]));
   }
   CHECK(false, "unknown mode %s", argv[1]);
 }

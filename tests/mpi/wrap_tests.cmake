@@ -7,3 +7,87 @@ if(COHORT_MPI_NAME STREQUAL "mpich")
 endif()
 cohort_mpi_test(wrap.equiv_4 PART wrap NP 4 TIMEOUT 90 PASS 4 COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args})
 cohort_mpi_test(wrap.equiv_3 PART wrap NP 3 TIMEOUT 90 PASS 3 COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args})
+
+# --- wrap: the fault matrix (tests/mpi/wrap_faults.c). 4 ranks under both MPIs; rank 2 killed just
+# before the call and rank 1 inside the next one (inject hook), two ranks killed before the same call,
+# a dead root under each policy. Heartbeat settings as the detector's tests use them.
+cohort_test_program(wrap_faults wrap_faults.c)
+if(COHORT_MPI_NAME STREQUAL "mpich")
+  set(_wrap_hb COHORT_HB_PERIOD_MS=200 COHORT_HB_TIMEOUT_MS=2000)
+else()
+  set(_wrap_hb COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500)
+endif()
+set(_wf $<TARGET_FILE:wrap_faults>)
+foreach(call barrier bcast reduce allreduce scan gather scatter allgather dup split)
+  set(hook ${call})
+  if(call STREQUAL "dup" OR call STREQUAL "split")
+    set(hook comm_${call})
+  endif()
+  cohort_mpi_test(wrap.fault.${call}.before_then_during PART wrap NP 4 TIMEOUT 60 PASS 2
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=${hook}.posted,hit=2
+    COMMAND ${_wf} ${call} root=3 before:2 during:1)
+  cohort_mpi_test(wrap.fault.${call}.two_before PART wrap NP 4 TIMEOUT 60 PASS 2
+    ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 before:1+2 none)
+endforeach()
+
+# A dead root: Legio's default policy per call, then COHORT_ON_DEAD_ROOT and a per-call override.
+set(_abort_line "MPI_(Bcast|Reduce|Gather|Scatter): root 1 \\(world rank 1\\) is dead \\(policy abort\\)")
+foreach(call bcast scatter)
+  cohort_mpi_test(wrap.fault.${call}.dead_root_default_abort PART wrap NP 4 TIMEOUT 60 EXIT 1
+    EXPECT ${_abort_line} ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=1 expect=abort before:1)
+endforeach()
+foreach(call reduce gather)
+  cohort_mpi_test(wrap.fault.${call}.dead_root_default_skip PART wrap NP 4 TIMEOUT 60 PASS 3
+    ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=1 expect=skip before:1 none)
+endforeach()
+foreach(call bcast reduce gather scatter)
+  cohort_mpi_test(wrap.fault.${call}.dead_root_error PART wrap NP 4 TIMEOUT 60 PASS 3
+    ENV ${_wrap_hb} COHORT_ON_DEAD_ROOT=error COMMAND ${_wf} ${call} root=1 expect=error before:1)
+endforeach()
+cohort_mpi_test(wrap.fault.bcast.dead_root_skip_per_call PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COHORT_ON_DEAD_ROOT=error COHORT_ON_DEAD_ROOT_BCAST=skip
+  COMMAND ${_wf} bcast root=1 expect=skip before:1 none)
+cohort_mpi_test(wrap.fault.reduce.dead_root_abort PART wrap NP 4 TIMEOUT 60 EXIT 1
+  EXPECT ${_abort_line} ENV ${_wrap_hb} COHORT_ON_DEAD_ROOT=abort
+  COMMAND ${_wf} reduce root=1 expect=abort before:1)
+cohort_mpi_test(wrap.fault.rejects_bad_policy PART wrap NP 2 TIMEOUT 60 EXIT 2
+  EXPECT "COHORT_ON_DEAD_ROOT_GATHER='sometimes' is not a policy" ENV COHORT_ON_DEAD_ROOT_GATHER=sometimes
+  COMMAND ${_wf} barrier none)
+
+# A few 8-rank cases (Open MPI only: MPICH tests stay at <= 4 ranks).
+if(NOT COHORT_MPI_NAME STREQUAL "mpich")
+  cohort_mpi_test(wrap.fault.allreduce.8_ranks PART wrap NP 8 TIMEOUT 60 PASS 5
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=5,at=allreduce.posted,hit=2
+    COMMAND ${_wf} allreduce before:3+6 during:5 none)
+  cohort_mpi_test(wrap.fault.gather.8_ranks PART wrap NP 8 TIMEOUT 60 PASS 6
+    ENV ${_wrap_hb} COMMAND ${_wf} gather root=7 before:2+5 none)
+  cohort_mpi_test(wrap.fault.split.8_ranks PART wrap NP 8 TIMEOUT 60 PASS 6
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=4,at=comm_split.posted
+    COMMAND ${_wf} split during:4 before:1 none)
+endif()
+
+# --- examples: EP verifies fault-free; under one and two kills the survivors' sums are exact ---
+cohort_test_program(examples_ep examples_ep.c)
+target_link_libraries(examples_ep PRIVATE ep_kernel)
+cohort_mpi_test(examples.ep_class_S_verifies PART examples NP 4 TIMEOUT 60
+  EXPECT "^verification: SUCCESSFUL$" "^pairs counted: 256 of 256 batches"
+  COMMAND $<TARGET_FILE:ep> S)
+cohort_mpi_test(examples.ep_class_W_verifies PART examples NP 4 TIMEOUT 60 EXPECT "^verification: SUCCESSFUL$"
+  COMMAND $<TARGET_FILE:ep> W)
+cohort_mpi_test(examples.ep_class_S_fault_free_exact PART examples NP 4 TIMEOUT 60 PASS 4
+  COMMAND $<TARGET_FILE:examples_ep>)
+cohort_mpi_test(examples.ep_class_S_one_kill PART examples NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COMMAND $<TARGET_FILE:examples_ep> before:1)
+cohort_mpi_test(examples.ep_class_S_two_kills PART examples NP 4 TIMEOUT 60 PASS 2
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=2,at=allgather.posted
+  COMMAND $<TARGET_FILE:examples_ep> before:1 during:2)
+
+# --- examples: montecarlo_pi, fault-free and with rank 2 killed mid-run (the demo's scenario) ---
+cohort_mpi_test(examples.montecarlo_pi PART examples NP 4 TIMEOUT 60
+  EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 4 of 4 ranks$"
+  COMMAND $<TARGET_FILE:montecarlo_pi> 20 200000)
+cohort_mpi_test(examples.montecarlo_pi_one_killed PART examples NP 4 TIMEOUT 60
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=2,after_ms=300
+  EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 3 of 4 ranks \\(failed: 2\\)$"
+  "^round [0-9]+ of 200: 3 of 4 ranks contributed$"
+  COMMAND $<TARGET_FILE:montecarlo_pi> 200 200000)

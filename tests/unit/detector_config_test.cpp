@@ -10,7 +10,7 @@
 using namespace cohort::detector;
 
 namespace {
-const char *const kVars[] = {"COHORT_HB_PERIOD_MS", "COHORT_HB_TIMEOUT_MS", "COHORT_HB_GRACE_MS", "COHORT_POLL_US",
+const char *const kVars[] = {"COHORT_HB_PERIOD_MS", "COHORT_HB_TIMEOUT_MS", "COHORT_HB_GRACE_MS", "COHORT_POLL_US", "COHORT_IDLE_POLL_US",
                              "COHORT_BCAST",        "COHORT_RING_SHUFFLE",  "COHORT_RING_SEED"};
 class DetectorSettings : public ::testing::Test {
  protected:
@@ -28,6 +28,7 @@ TEST_F(DetectorSettings, Defaults) {
   EXPECT_EQ(s.timeout_ms, 1000);
   EXPECT_EQ(s.grace_ms, 100);
   EXPECT_EQ(s.poll_us, 1000);
+  EXPECT_EQ(s.idle_poll_us, 5000);
   EXPECT_EQ(s.bcast, cohort::topology::Bcast::chord);
   EXPECT_FALSE(s.shuffle);
 }
@@ -58,6 +59,7 @@ TEST_F(DetectorSettings, EachInvalidValueIsNamed) {
       {"COHORT_HB_TIMEOUT_MS", "-5", "invalid COHORT_HB_TIMEOUT_MS='-5'"},
       {"COHORT_HB_GRACE_MS", "5000", "invalid COHORT_HB_GRACE_MS='5000'"},
       {"COHORT_POLL_US", "10", "invalid COHORT_POLL_US='10'"},
+      {"COHORT_IDLE_POLL_US", "500", "invalid COHORT_IDLE_POLL_US='500' (expected µs in 1000..100000)"},
       {"COHORT_BCAST", "ring", "invalid COHORT_BCAST='ring' (expected chord, bmg or hba)"},
       {"COHORT_RING_SHUFFLE", "yes", "invalid COHORT_RING_SHUFFLE='yes'"},
   };

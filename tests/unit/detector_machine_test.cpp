@@ -353,3 +353,16 @@ TEST(DetectorMachine, EveryBroadcastFindsEverything) {
     expect_nothing_more(net, {4, 5, 20});
   }
 }
+
+TEST(DetectorMachine, EventDrivenTicksFindTheSame) {
+  // The simulator's fast mode ticks each rank only at next_wakeup(); detection must not change.
+  SimConfig c = config(64);
+  c.tick = 0;
+  SimNet net(c);
+  net.run_until(2 * kTimeout);
+  for (int r : {7, 8, 40}) net.kill(r);
+  Time took = detect(net, {7, 8, 40}, 10 * kTimeout);
+  ASSERT_GE(took, 0);
+  EXPECT_LE(took, 2 * kTimeout + kGrace + 10 * kMs);
+  expect_nothing_more(net, {7, 8, 40});
+}

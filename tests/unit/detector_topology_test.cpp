@@ -65,6 +65,16 @@ TEST(DetectorTopology, BmgTargetsByHand) {
   EXPECT_EQ(offs(Bcast::bmg, 16), (std::vector<int>{1, -1, 2, -2, 4, -4, 8}));
 }
 
+TEST(DetectorTopology, HbaTargetsByHand) {
+  EXPECT_EQ(offs(Bcast::hba, 1), (std::vector<int>{}));
+  EXPECT_EQ(offs(Bcast::hba, 2), (std::vector<int>{1}));                 // k = 1; -1 is +1
+  EXPECT_EQ(offs(Bcast::hba, 3), (std::vector<int>{1, -1}));             // k = 1
+  EXPECT_EQ(offs(Bcast::hba, 4), (std::vector<int>{1, -1, 2}));          // k = 2; -2 is +2
+  EXPECT_EQ(offs(Bcast::hba, 7), (std::vector<int>{1, -1, 2, -2}));      // k = 2
+  EXPECT_EQ(offs(Bcast::hba, 8), (std::vector<int>{1, -1, 2, -2, 3, -3}));  // k = 3
+  EXPECT_EQ(offs(Bcast::hba, 16), (std::vector<int>{1, -1, 2, -2, 3, -3, 4, -4}));  // k = 4
+}
+
 TEST(DetectorTopology, ParseBcastNames) {
   Bcast b;
   EXPECT_TRUE(cohort::topology::parse_bcast("bmg", &b));

@@ -219,7 +219,7 @@ TEST(RepairAgreementSim, TwoCrashesAtEveryPairOfSteps) {
 // Random: many seeds, up to n-1 crashes at random moments and false suspicions (fenced live ranks).
 TEST(RepairAgreementSim, RandomCrashesAndFalseSuspicions) {
   const int radices[] = {2, 3, 32};
-  for (std::uint64_t seed = 1; seed <= 6000; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 20000; ++seed) {
     std::mt19937_64 rng(seed);
     sim::Options o;
     o.n = 2 + static_cast<int>(rng() % (seed % 10 == 0 ? 40 : 15));

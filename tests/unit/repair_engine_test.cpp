@@ -91,6 +91,19 @@ class Net {
   void run() {
     run([](int) { return false; });
   }
+  /// Delivers one random pending message; false when none is pending.
+  bool step() {
+    gather();
+    if (q_.empty()) return false;
+    std::size_t i = rng_() % q_.size();
+    Msg m = std::move(q_[i]);
+    q_.erase(q_.begin() + static_cast<long>(i));
+    if (!dead_[static_cast<std::size_t>(m.to)]) {
+      engines_[static_cast<std::size_t>(m.to)]->on_receive(m.from, m.bytes.data(), m.bytes.size());
+    }
+    return true;
+  }
+  bool dead(int v) const { return dead_[static_cast<std::size_t>(v)]; }
   std::size_t sent() const { return sent_; }
 
  private:
@@ -229,6 +242,77 @@ TEST(RepairEngine, RetainsOnlyTheLastDecisions) {
   EXPECT_TRUE(net[0].decision(4, 10, &flag, &failed));
   EXPECT_TRUE(net[0].decision(4, 10 - Engine::kKeepDecided + 1, &flag, &failed));
   EXPECT_FALSE(net[0].decision(4, 10 - Engine::kKeepDecided - 1, &flag, &failed));
+}
+
+// Random runs of consecutive agreements on one communicator, each rank starting the next instance once
+// it decided the previous one (as a program does), with ranks crashing at random moments: every survivor
+// decides every instance, and all survivors decide the same for each.
+TEST(RepairEngine, ConsecutiveAgreementsStayUniformUnderRandomCrashes) {
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    std::mt19937_64 rng(seed);
+    int n = 3 + static_cast<int>(rng() % 7);
+    const int kInstances = 4;
+    Net net(n, seed);
+    std::vector<int> world(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) world[static_cast<std::size_t>(i)] = i;
+    for (int i = 0; i < n; ++i) net[i].add_comm(9, world);
+    std::vector<int> started(static_cast<std::size_t>(n), 0);
+    int crashes = static_cast<int>(rng() % static_cast<std::uint64_t>(n - 1));
+    std::vector<int> pending_notice;
+    for (long steps = 0; steps < 200000; ++steps) {
+      for (int i = 0; i < n; ++i) {
+        int &k = started[static_cast<std::size_t>(i)];
+        int flag;
+        RankSet failed;
+        if (net.dead(i) || k == kInstances || rng() % 3 != 0) continue;  // ranks reach their calls late
+        if (k == 0 || net[i].decision(9, static_cast<std::uint64_t>(k), &flag, &failed)) {
+          net[i].start_agree(9, static_cast<int>(rng() % 4) | 4);
+          ++k;
+        }
+      }
+      if (crashes > 0 && rng() % 16 == 0) {
+        int v = static_cast<int>(rng() % static_cast<std::uint64_t>(n));
+        if (!net.dead(v)) {
+          net.kill(v);
+          pending_notice.push_back(v);
+          --crashes;
+        }
+      }
+      if (!pending_notice.empty() && rng() % 8 == 0) {
+        net.notify(pending_notice.back());
+        pending_notice.pop_back();
+      }
+      if (!net.step() && pending_notice.empty()) {
+        bool all_done = true;
+        for (int i = 0; i < n; ++i) {
+          int flag;
+          RankSet failed;
+          all_done = all_done && (net.dead(i) || (started[static_cast<std::size_t>(i)] == kInstances &&
+                                                  net[i].decision(9, kInstances, &flag, &failed)));
+        }
+        if (all_done) break;
+      }
+    }
+    for (int k = 1; k <= kInstances; ++k) {
+      int ref = -1, rflag = 0;
+      RankSet rfailed;
+      for (int i = 0; i < n; ++i) {
+        if (net.dead(i)) continue;
+        int flag;
+        RankSet failed;
+        ASSERT_TRUE(net[i].decision(9, static_cast<std::uint64_t>(k), &flag, &failed))
+            << "seed " << seed << ": rank " << i << " did not decide instance " << k;
+        if (ref < 0) {
+          ref = i;
+          rflag = flag;
+          rfailed = failed;
+        }
+        EXPECT_EQ(flag, rflag) << "seed " << seed << " instance " << k;
+        EXPECT_EQ(failed, rfailed) << "seed " << seed << " instance " << k;
+        for (int f : failed) EXPECT_TRUE(net.dead(f)) << "seed " << seed << ": live rank " << f << " in the set";
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench/run_overhead.sh: cohort's overhead, measured side by side in one run.
+#   1. bench/overhead (wrapped vs __real_ calls in one process, alternating batches): 4 ranks of Open MPI
+#      and 2 of MPICH, Barrier/Bcast/Reduce/Allreduce at 8 B and 64 KiB.
+#   2. EP class A end to end: examples/ep (linked with cohort) vs examples/ep_plain (the same program
+#      without cohort), 4 ranks of Open MPI, runs alternating.
+# Writes bench/results/overhead.csv, bench/results/ep.csv and bench/results/overhead-summary.md.
+# Needs scripts/build openmpi and scripts/build mpich first. Environment: EP_RUNS (default 3), BATCHES
+# (default 15), EP_CLASS (default A).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$root/bench/results
+mkdir -p "$out"
+batches=${BATCHES:-15}
+ep_runs=${EP_RUNS:-3}
+ep_class=${EP_CLASS:-A}
+run() {  # run <mpi> <ranks> <program> [args...]: one launch, never two at once (the tests' lock)
+  local mpi=$1 np=$2; shift 2
+  flock /tmp/cohort-mpi-tests.lock timeout 600 "$root/scripts/cohort-run" --mpi "$mpi" --timeout 590 -n "$np" "$@"
+}
+for mpi in openmpi mpich; do
+  [ -x "$root/build/$mpi/bench/overhead" ] || { echo "run_overhead: build $mpi first (scripts/build $mpi)" >&2; exit 2; }
+done
+
+rm -f "$out/overhead.csv"
+echo "== collectives: wrapped vs __real_ (median of $batches alternating batch pairs)"
+run openmpi 4 "$root/build/openmpi/bench/overhead" "$batches" "$out/overhead.csv"
+run mpich 2 "$root/build/mpich/bench/overhead" "$batches" "$out/overhead.csv"
+
+echo "== EP class $ep_class, 4 ranks of Open MPI: with cohort vs without, $ep_runs runs each, alternating"
+echo "variant,run,ep_seconds,launch_seconds" > "$out/ep.csv"
+for ((i = 1; i <= ep_runs; i++)); do
+  for variant in ep_plain ep; do
+    start=$(date +%s%N)
+    line=$(run openmpi 4 "$root/build/openmpi/examples/$variant" "$ep_class" | grep '^EP class')
+    wall=$(( ($(date +%s%N) - start) / 1000000 ))
+    secs=$(echo "$line" | sed -n 's/.* ranks, \([0-9.]*\) s$/\1/p')
+    echo "$variant,$i,$secs,$(awk -v w="$wall" 'BEGIN { printf "%.3f", w / 1000 }')" >> "$out/ep.csv"
+    echo "  $variant run $i: $secs s in EP, $wall ms launch to exit"
+  done
+done
+
+{
+  echo "# cohort overhead ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m))"
+  echo
+  echo "Command: \`bench/run_overhead.sh\` (BATCHES=$batches, EP_RUNS=$ep_runs). Medians; ratio = wrapped / real."
+  echo
+  echo "| MPI | ranks | call | bytes | real (us) | wrapped (us) | ratio |"
+  echo "|---|---|---|---|---|---|---|"
+  tail -n +2 "$out/overhead.csv" | awk -F, '{ printf "| %s | %s | %s | %s | %.2f | %.2f | %.3f |\n", $1, $2, $3, $4, $7, $8, $9 }'
+  echo
+  awk -F, 'NR > 1 { v[$1] = v[$1] " " $3; w[$1] = w[$1] " " $4 }
+    function med(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    END { pe = med(v["ep_plain"]); ce = med(v["ep"]); pw = med(w["ep_plain"]); cw = med(w["ep"])
+      printf "EP class '"$ep_class"', 4 ranks of Open MPI, median of '"$ep_runs"' runs: without cohort %.3f s, with cohort %.3f s in EP (ratio %.3f); launch to exit %.3f s vs %.3f s (ratio %.3f)\n", pe, ce, ce / pe, pw, cw, cw / pw }' "$out/ep.csv"
+} > "$out/overhead-summary.md"
+echo
+cat "$out/overhead-summary.md"

@@ -1,0 +1,239 @@
+/* The fault matrix of the collectives and communicator calls: one call, run once per step, with ranks
+ * killed just before it or during it, and every survivor's buffers and return codes asserted.
+ *
+ *   wrap_faults CALL [root=R] [expect=ok|skip|error|abort] STEP...
+ *     CALL   barrier bcast reduce allreduce scan gather scatter allgather dup split
+ *     STEP   none | before:V[+V...] | during:V[+V...]
+ *            before: rank V kills itself (SIGKILL) right before the call; the others enter the call.
+ *            during: rank V dies inside the call; the test's environment arranges it with
+ *                    COHORT_INJECT_FAILURE=rank=V,at=<call>.posted[,hit=k]. Its contribution may or
+ *                    may not be in the result (it posted before dying), but every survivor must see
+ *                    the same result.
+ *     expect (for a dead root) skip: MPI_SUCCESS; error: a code of class cohort_err_proc_failed() under
+ *            MPI_ERRORS_RETURN; abort: the call must not return (the job stops).
+ *
+ * Rank r contributes (j+1) << r to element j, so a sum names exactly the ranks that contributed: its
+ * mask must contain every surviving rank and only ranks that were alive when the call started.
+ * At the end the survivors compare what each step gave them (an Allgather through cohort). */
+#include <mpi.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cohort/cohort.h>
+
+#include "check.h"
+
+#define COUNT 3
+#define MAXSTEPS 8
+#define UNTOUCHED (-7LL)
+
+static int rank, size, root = 0;
+static const char *call, *expect = "ok";
+static unsigned dead = 0; /* ranks known dead before the current step (bit r) */
+static unsigned may = 0;  /* ranks dying during the current step */
+
+static unsigned parse_ranks(const char *s) {
+  unsigned m = 0;
+  while (*s) {
+    m |= 1u << atoi(s);
+    while (*s && *s != '+') ++s;
+    if (*s == '+') ++s;
+  }
+  return m;
+}
+
+static long long contribution(int r, int j) { return (long long)(j + 1) << r; }
+static long long block(int r, int j) { return r * 1000LL + j; }
+
+/* mask must contain every rank alive through the step and only ranks alive when it started */
+static void check_mask(unsigned mask, unsigned within, const char *what) {
+  unsigned must = ~dead & ~may & within, can = ~dead & within;
+  CHECK((mask & must) == must && (mask & ~can) == 0, "%s: contributors 0x%x, expected all of 0x%x within 0x%x",
+        what, mask, must, can);
+}
+
+static unsigned all_ranks(void) { return size >= 32 ? ~0u : (1u << size) - 1; }
+
+static void check_sum(const long long *v, unsigned within, const char *what) {
+  unsigned mask = (unsigned)v[0];
+  for (int j = 0; j < COUNT; ++j) CHECK(v[j] == (long long)(j + 1) * mask, "%s: element %d is %lld", what, j, v[j]);
+  check_mask(mask, within, what);
+}
+
+/* Gathered blocks: a live rank's block at its original offset, a dead rank's slot untouched. */
+static unsigned check_blocks(const long long *v, const char *what) {
+  unsigned present = 0;
+  for (int r = 0; r < size; ++r) {
+    int here = v[r * COUNT] != UNTOUCHED;
+    for (int j = 0; j < COUNT; ++j)
+      CHECK(v[r * COUNT + j] == (here ? block(r, j) : UNTOUCHED), "%s: slot %d element %d is %lld", what, r, j,
+            v[r * COUNT + j]);
+    if (here) present |= 1u << r;
+  }
+  check_mask(present, all_ranks(), what);
+  return present;
+}
+
+/* The members of a new communicator, as a mask of world ranks, checked to be in the expected order. */
+static unsigned members(MPI_Comm c, int descending) {
+  int n, me;
+  MPI_Comm_size(c, &n);
+  MPI_Comm_rank(c, &me);
+  int *w = malloc(sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; ++i) w[i] = -1;
+  CHECK(MPI_Allgather(&rank, 1, MPI_INT, w, 1, MPI_INT, c) == MPI_SUCCESS, "Allgather on the new communicator");
+  unsigned m = 0;
+  CHECK(w[me] == rank, "my slot holds %d", w[me]);
+  for (int i = 0; i < n; ++i) {
+    CHECK(w[i] >= 0, "member %d of %d has no world rank", i, n);
+    if (i > 0) CHECK(descending ? w[i] < w[i - 1] : w[i] > w[i - 1], "members out of order at %d", i);
+    m |= 1u << w[i];
+  }
+  free(w);
+  return m;
+}
+
+/* Runs the call once; returns what every survivor must agree on (a digest of the outcome). */
+static long long step(void) {
+  long long in[COUNT], out[COUNT], all[32 * COUNT], sendall[32 * COUNT];
+  for (int j = 0; j < COUNT; ++j) in[j] = contribution(rank, j), out[j] = UNTOUCHED;
+  for (int i = 0; i < 32 * COUNT; ++i) all[i] = UNTOUCHED;
+  for (int r = 0; r < size; ++r)
+    for (int j = 0; j < COUNT; ++j) sendall[r * COUNT + j] = block(r, j);
+  int rc = MPI_SUCCESS;
+  int rooted = 1;
+  if (!strcmp(call, "barrier")) {
+    rooted = 0;
+    rc = MPI_Barrier(MPI_COMM_WORLD);
+  } else if (!strcmp(call, "bcast")) {
+    long long *b = rank == root ? sendall + root * COUNT : out;
+    rc = MPI_Bcast(b, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "reduce")) {
+    rc = MPI_Reduce(in, out, COUNT, MPI_LONG_LONG, MPI_SUM, root, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "allreduce")) {
+    rooted = 0;
+    rc = MPI_Allreduce(in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "scan")) {
+    rooted = 0;
+    rc = MPI_Scan(in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "gather")) {
+    rc = MPI_Gather(sendall + rank * COUNT, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "scatter")) {
+    rc = MPI_Scatter(sendall, COUNT, MPI_LONG_LONG, out, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "allgather")) {
+    rooted = 0;
+    rc = MPI_Allgather(sendall + rank * COUNT, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "dup") || !strcmp(call, "split")) {
+    rooted = 0;
+    MPI_Comm c;
+    int split = !strcmp(call, "split");
+    rc = split ? MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &c) : MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    CHECK(rc == MPI_SUCCESS && c != MPI_COMM_NULL, "MPI_Comm_%s returned %d", call, rc);
+    unsigned within = all_ranks();
+    if (split)
+      for (int r = 0; r < size; ++r)
+        if (r % 2 != rank % 2) within &= ~(1u << r);
+    unsigned m = members(c, split);
+    /* everyone alive when the call started may be a member; the survivors of the call must be */
+    check_mask(m, within, call);
+    int n;
+    MPI_Comm_size(c, &n);
+    CHECK(n == __builtin_popcount(m), "size %d for %d members", n, __builtin_popcount(m));
+    CHECK(MPI_Comm_free(&c) == MPI_SUCCESS && c == MPI_COMM_NULL, "MPI_Comm_free");
+    return m;
+  } else {
+    CHECK(0, "unknown call '%s'", call);
+  }
+  int root_dead = rooted && ((dead >> root) & 1);
+  if (root_dead && strcmp(expect, "ok")) {
+    CHECK(strcmp(expect, "abort"), "MPI_%s returned %d although the policy is abort", call, rc);
+    if (!strcmp(expect, "skip")) CHECK(rc == MPI_SUCCESS, "policy skip: MPI_%s returned %d", call, rc);
+    if (!strcmp(expect, "error")) {
+      int cls = -1;
+      MPI_Error_class(rc, &cls);
+      CHECK(rc != MPI_SUCCESS && cls == cohort_err_proc_failed(),
+            "policy error: MPI_%s returned %d (class %d), expected class %d", call, rc, cls, cohort_err_proc_failed());
+    }
+    return rc;
+  }
+  CHECK(rc == MPI_SUCCESS, "MPI_%s returned %d", call, rc);
+  if (!strcmp(call, "barrier")) return 0;
+  if (!strcmp(call, "bcast")) {
+    const long long *b = rank == root ? sendall + root * COUNT : out;
+    for (int j = 0; j < COUNT; ++j) CHECK(b[j] == block(root, j), "bcast: element %d is %lld", j, b[j]);
+    return b[0];
+  }
+  if (!strcmp(call, "reduce")) {
+    if (rank != root) return 0;
+    check_sum(out, all_ranks(), "reduce");
+    return out[0];
+  }
+  if (!strcmp(call, "allreduce")) {
+    check_sum(out, all_ranks(), "allreduce");
+    return out[0];
+  }
+  if (!strcmp(call, "scan")) {
+    check_sum(out, (2u << rank) - 1, "scan");
+    return out[0];
+  }
+  if (!strcmp(call, "gather")) return rank == root ? check_blocks(all, "gather") : 0;
+  if (!strcmp(call, "allgather")) return check_blocks(all, "allgather");
+  /* scatter: my original block */
+  for (int j = 0; j < COUNT; ++j) CHECK(out[j] == block(rank, j), "scatter: element %d is %lld", j, out[j]);
+  return out[0];
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(argc >= 3 && size <= 31, "usage: wrap_faults CALL [root=R] [expect=...] STEP...");
+  call = argv[1];
+  long long digest[MAXSTEPS];
+  int nsteps = 0;
+  for (int i = 2; i < argc; ++i) {
+    if (!strncmp(argv[i], "root=", 5)) {
+      root = atoi(argv[i] + 5);
+      continue;
+    }
+    if (!strncmp(argv[i], "expect=", 7)) {
+      expect = argv[i] + 7;
+      if (!strcmp(expect, "error")) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+      continue;
+    }
+    CHECK(nsteps < MAXSTEPS, "too many steps");
+    unsigned before = 0;
+    may = 0;
+    if (!strncmp(argv[i], "before:", 7)) before = parse_ranks(argv[i] + 7);
+    else if (!strncmp(argv[i], "during:", 7)) may = parse_ranks(argv[i] + 7);
+    else CHECK(!strcmp(argv[i], "none"), "bad step '%s'", argv[i]);
+    if ((before >> rank) & 1) raise(SIGKILL);
+    dead |= before;
+    digest[nsteps++] = step();
+    dead |= may;
+  }
+  /* every survivor saw the same outcome of every step */
+  long long *digests = malloc(sizeof(long long) * MAXSTEPS * (size_t)size);
+  for (int i = 0; i < MAXSTEPS * size; ++i) digests[i] = UNTOUCHED;
+  may = 0;
+  CHECK(MPI_Allgather(digest, MAXSTEPS, MPI_LONG_LONG, digests, MAXSTEPS, MPI_LONG_LONG, MPI_COMM_WORLD) ==
+            MPI_SUCCESS, "final Allgather");
+  /* (gather, reduce: only the root has an outcome; scan, scatter: each rank has its own) */
+  int uniform = strcmp(call, "gather") && strcmp(call, "reduce") && strcmp(call, "scatter") && strcmp(call, "scan");
+  for (int r = 0; r < size; ++r) {
+    if ((dead >> r) & 1) {
+      CHECK(digests[r * MAXSTEPS] == UNTOUCHED, "dead rank %d's slot was written", r);
+      continue;
+    }
+    if (!strcmp(call, "split") && r % 2 != rank % 2) continue; /* split: the same outcome per color */
+    for (int s = 0; s < nsteps && uniform; ++s)
+      CHECK(digests[r * MAXSTEPS + s] == digest[s], "step %d: rank %d saw %lld, I saw %lld", s + 1, r,
+            digests[r * MAXSTEPS + s], digest[s]);
+  }
+  free(digests);
+  TEST_PASS("MPI_%s: %d steps, survivors 0x%x, %ld failures known", call, nsteps, ~dead & all_ranks(),
+            (long)cohort_failed_count());
+  MPI_Finalize();
+  return 0;
+}

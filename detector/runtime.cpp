@@ -96,7 +96,9 @@ class Runtime {
   void shutdown();
 };
 
-Runtime g;
+// NOTE: never destroyed: a program may exit() without MPI_Finalize while the thread runs, and a
+// destroyed joinable std::thread would call std::terminate.
+Runtime &g = *new Runtime;
 
 void Runtime::publish(const std::vector<Event> &events) {
   for (const Event &e : events) {

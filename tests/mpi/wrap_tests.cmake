@@ -91,3 +91,7 @@ cohort_mpi_test(examples.montecarlo_pi_one_killed PART examples NP 4 TIMEOUT 60
   EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 3 of 4 ranks \\(failed: 2\\)$"
   "^round [0-9]+ of 200: 3 of 4 ranks contributed$"
   COMMAND $<TARGET_FILE:montecarlo_pi> 200 200000)
+
+# --- wrap: MPI_Abort stops the whole job (the others wait in a barrier that cannot complete) ---
+cohort_test_program(wrap_abort wrap_abort.c)
+cohort_mpi_test(wrap.abort_stops_job PART wrap NP 4 TIMEOUT 60 EXIT 3 PASS 0 COMMAND $<TARGET_FILE:wrap_abort>)

@@ -359,6 +359,16 @@ bool shadow_ready(CommInfo *info) {
   return true;
 }
 
+// NOTE: waits (unless a member dies) until the shadow's MPI_Comm_idup completed: under Open MPI 4.1 a
+// pending idup on a communicator breaks the program's nonblocking collectives posted on it meanwhile
+// (libnbc tags interleave differently on different ranks: MPI_ERR_TRUNCATE, then a hang).
+void wait_shadow(CommInfo *info, const std::vector<int> &members) {
+  wait_unless_lost([info] {
+    std::lock_guard<std::mutex> lock(g_mu);
+    return info->shadow_req == MPI_REQUEST_NULL || shadow_ready(info);
+  }, members);
+}
+
 // Fast path, when no member of comm is dead: a nonblocking duplication of comm's shadow, abandoned if a
 // member dies meanwhile.
 std::shared_ptr<Attempt> duplicate_shadow(CommInfo *info, const std::vector<int> &members) {
@@ -484,10 +494,14 @@ void finalize() {
 void register_comm(MPI_Comm comm, MPI_Comm parent) {
   if (!live_or_warn("repair::register_comm") || find_info(comm) != nullptr) return;
   CommInfo *p = parent == MPI_COMM_NULL ? nullptr : info_of(parent);
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (find_info(comm) != nullptr) return;
-  CommInfo *info = register_locked(comm, p);
-  PMPI_Comm_idup(comm, &info->shadow, &info->shadow_req);
+  CommInfo *info;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (find_info(comm) != nullptr) return;
+    info = register_locked(comm, p);
+    PMPI_Comm_idup(comm, &info->shadow, &info->shadow_req);
+  }
+  wait_shadow(info, info->world);
 }
 
 int agree(MPI_Comm comm, int *flag, std::vector<int> *failed) {
@@ -520,10 +534,14 @@ int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
     agree_on(info, &ok, &failed_after);
     if (ok && failed_after == failed) {
       *newcomm = made->comm;
-      std::lock_guard<std::mutex> lock(g_mu);
-      CommInfo *child = register_locked(*newcomm, info);
-      // NOTE: posted at once, on every survivor, before the program can use the new communicator.
-      PMPI_Comm_idup(*newcomm, &child->shadow, &child->shadow_req);
+      CommInfo *child;
+      {
+        std::lock_guard<std::mutex> lock(g_mu);
+        child = register_locked(*newcomm, info);
+        // NOTE: posted at once, on every survivor, before the program can use the new communicator.
+        PMPI_Comm_idup(*newcomm, &child->shadow, &child->shadow_req);
+      }
+      wait_shadow(child, members);
       return MPI_SUCCESS;
     }
     // NOTE: a communicator that some survivors made and others did not is left allocated, never freed:

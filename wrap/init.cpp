@@ -84,7 +84,8 @@ extern "C" int __wrap_MPI_Finalize(void) {
 
 extern "C" int __wrap_MPI_Abort(MPI_Comm comm, int errorcode) {
   count_call(CallId::MPI_Abort);
-  (void)comm;  // NOTE: aborts the whole job, as both MPIs do for any communicator; world has no alias maps
+  (void)comm;  // NOTE: stops the whole job, as both MPIs do for any communicator
+  COHORT_LOG_INFO("MPI_Abort: errorcode %d; stopping the whole job", errorcode);
   std::fflush(nullptr);
-  return PMPI_Abort(MPI_COMM_WORLD, errorcode);
+  cohort::wrap::stop_job(errorcode);
 }

@@ -11,6 +11,7 @@
 
 #include "detector/env.hpp"
 #include "detector/log.hpp"
+#include "detector/runtime.hpp"
 #include "wrap/errors.hpp"
 
 namespace cohort::wrap {
@@ -62,15 +63,29 @@ Policy dead_peer_policy(bool send, Policy fallback) {
   return fallback;
 }
 
-void abort_job(const char *call, const char *what) {
-  log::write(log::Level::error, "%s: %s (policy abort)", call, what);
-  // NOTE: MPICH's hydra tears the job down on MPI_Abort without draining the ranks' output: give the line
-  // time to reach the launcher first.
+void stop_job(int code) {
+  // NOTE: under Open MPI with --enable-recovery (as cohort-run launches it) MPI_Abort ends only the
+  // calling process, and the others would carry on as survivors. So this rank first declares every
+  // other rank failed: the failure notices reach each of them, and a rank named in one fences itself
+  // (exits with COHORT_EXIT_FENCED). Under MPICH, hydra stops the job on MPI_Abort anyway.
+  if (detector::running()) {
+    int me = detector::world_rank(), n = detector::world_size();
+    for (int r = 0; r < n; ++r) {
+      if (r != me) detector::declare_failed(r);
+    }
+  }
+  // NOTE: give the notices time to leave, and the launcher time to forward this rank's last lines
+  // (MPICH's hydra tears the job down on MPI_Abort without draining the ranks' output).
   struct timespec ts = {0, 200 * 1000 * 1000};
   while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
   }
-  PMPI_Abort(MPI_COMM_WORLD, 1);
-  std::_Exit(1);  // NOTE: PMPI_Abort should not return; if it does, do not hang either.
+  PMPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // NOTE: PMPI_Abort should not return; if it does, do not hang either.
+}
+
+void abort_job(const char *call, const char *what) {
+  log::write(log::Level::error, "%s: %s (policy abort)", call, what);
+  stop_job(1);
 }
 
 int raise_error(MPI_Comm comm, const char *call) {

@@ -100,3 +100,7 @@ set_tests_properties(
   wrap.fault.barrier.before_then_during wrap.fault.reduce.before_then_during
   wrap.fault.bcast.before_then_during wrap.fault.bcast.two_before wrap.fault.scatter.two_before
   PROPERTIES LABELS "mpi;wrap;quarantine")
+
+# --- wrap: MPI_Abort stops the whole job (the others wait in a barrier that cannot complete) ---
+cohort_test_program(wrap_abort wrap_abort.c)
+cohort_mpi_test(wrap.abort_stops_job PART wrap NP 4 TIMEOUT 60 EXIT 3 PASS 0 COMMAND $<TARGET_FILE:wrap_abort>)

@@ -55,7 +55,7 @@ extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, in
     MPI_Request req;
     int rc = p2p::post_send(buf, count, type, op, &req);
     if (rc == MPI_SUCCESS) rc = p2p::complete(&req, op, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS || rc == cohort::wrap::err_proc_failed() || attempt >= p2p::send_retries()) return rc;
+    if (rc == MPI_SUCCESS || rc == cohort::wrap::err_proc_failed_code() || attempt >= p2p::send_retries()) return rc;
     COHORT_LOG_INFO("MPI_Send: MPI returned error %d; retrying (%d of %d)", rc, attempt + 1, p2p::send_retries());
   }
 }

@@ -97,13 +97,13 @@ int outcome(const Op &op, MPI_Status *st) {
     case Policy::error:
       break;
   }
-  fill(st, op.peer, op.tag, err_proc_failed());
-  return err_proc_failed();
+  fill(st, op.peer, op.tag, err_proc_failed_code());
+  return err_proc_failed_code();
 }
 
 // Calls the communicator's error handler when rc is the policy's error outcome.
 int raise_if_failed(const Op &op, int rc) {
-  if (rc != MPI_SUCCESS && rc == err_proc_failed()) return raise_error(op.comm, op.call);
+  if (rc != MPI_SUCCESS && rc == err_proc_failed_code()) return raise_error(op.comm, op.call);
   return rc;
 }
 
@@ -191,7 +191,7 @@ int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op
   bool out = statuses != MPI_STATUSES_IGNORE;
   for (std::size_t i = 0; i < st.size() && out; ++i) {
     statuses[i] = st[i];
-    if (failed != nullptr && st[i].MPI_ERROR != err_proc_failed()) statuses[i].MPI_ERROR = MPI_SUCCESS;
+    if (failed != nullptr && st[i].MPI_ERROR != err_proc_failed_code()) statuses[i].MPI_ERROR = MPI_SUCCESS;
   }
   if (failed == nullptr) return rc;
   raise_error(failed->comm, failed->call);

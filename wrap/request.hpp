@@ -12,8 +12,9 @@
 //     that does neither within 100 ms (a transfer cut by the sender's death) is abandoned.
 // Then the dead-peer policy (wrap/policy.hpp; COHORT_ON_DEAD_PEER[_SEND|_RECV]) decides: skip completes
 // the request as if its peer were MPI_PROC_NULL (MPI_SUCCESS; status: MPI_SOURCE = MPI_PROC_NULL,
-// MPI_TAG = MPI_ANY_TAG, count 0); error completes it with cohort's proc-failed class (status: MPI_SOURCE
-// and MPI_TAG as asked, count 0, MPI_ERROR = the class) after calling the communicator's error handler;
+// MPI_TAG = MPI_ANY_TAG, count 0); error completes it with cohort's proc-failed error code (of class
+// cohort_err_proc_failed(); status: MPI_SOURCE and MPI_TAG as asked, count 0, MPI_ERROR = the code) after
+// calling the communicator's error handler;
 // abort ends the job. Defaults (Legio): send skip, receive abort.
 //
 // Ranks in Op are ranks of the program's own communicator (the alias); point-to-point never renumbers.
@@ -65,7 +66,7 @@ int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req)
 int complete(MPI_Request *req, Op &op, MPI_Status *status);
 /// MPI_Waitall semantics over reqs[0..n) described by ops[0..n) (statuses may be MPI_STATUSES_IGNORE).
 /// Returns MPI_SUCCESS, or MPI_ERR_IN_STATUS when a request failed (policy error: its MPI_ERROR holds the
-/// proc-failed class, the others MPI_SUCCESS; the error handler is called once).
+/// proc-failed code, the others MPI_SUCCESS; the error handler is called once).
 int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses);
 /// MPI_Waitany semantics: completes one request (a live one that completed, or a dead one, per policy).
 int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *status);
@@ -77,7 +78,7 @@ int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status);
 int test_all(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_Status *statuses);
 
 /// Applies the dead-peer policy to an operation that has nothing to withdraw (a probe): fills *status
-/// (unless MPI_STATUS_IGNORE) and returns MPI_SUCCESS (skip) or the proc-failed class (error, after the
+/// (unless MPI_STATUS_IGNORE) and returns MPI_SUCCESS (skip) or the proc-failed code (error, after the
 /// communicator's error handler); abort ends the job.
 int apply_policy(const Op &op, MPI_Status *status);
 

@@ -70,11 +70,12 @@ cohort_mpi_test(p2p.waitall_two_of_four_peers_die PART wrap NP 5 NP_MPICH 4 TIME
 cohort_mpi_test(p2p.waitall_two_of_four_peers_die_error PART wrap NP 5 NP_MPICH 4 TIMEOUT 60 PASS ${P2P_WAITALL_PASS}
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER=error P2P_SEND=error P2P_RECV=error COMMAND $<TARGET_FILE:p2p_faults> waitall)
 
-# --- the bag of tasks with workers killed at random times: 20 seeded runs (10 with one worker killed,
-# 10 with two), kill times 250..649 ms after MPI_Init (after every rank's MPI_Init, while the bag of about
-# 0.75 s is worked). Every run must score all 240 items exactly: the checksum over all scores is that of
-# a fault-free run (--panel 48; examples.bag_of_tasks verifies item by item). More runs:
-# scripts/soak-bag-of-tasks. ---
+# --- the bag of tasks with workers killed at random points of their work: 20 seeded runs (10 with one
+# worker killed, 10 with two). A victim kills itself at its k-th result send (hook send.posted) or k-th
+# task receive (hook recv.posted), k in 2..30 from the seed: always while the bag is being worked, never
+# during MPI_Init (a timed kill can land there when MPI_Init is slow on a loaded machine). Every run must
+# score all 240 items exactly: the checksum over all scores is that of a fault-free run (--panel 48;
+# examples.bag_of_tasks verifies item by item). More runs: scripts/soak-bag-of-tasks. ---
 set(BAG_CHECKSUM 38858511)
 if(COHORT_MPI_NAME STREQUAL "mpich")
   set(BAG_NP 4)
@@ -82,16 +83,21 @@ else()
   set(BAG_NP 6)
 endif()
 math(EXPR BAG_WORKERS "${BAG_NP} - 1")
+set(BAG_HOOKS send.posted recv.posted)
 foreach(seed RANGE 1 20)
   string(RANDOM LENGTH 6 ALPHABET 123456789 RANDOM_SEED ${seed} r)
   math(EXPR a "1 + ${r} % ${BAG_WORKERS}")
-  math(EXPR ta "250 + (${r} / 7) % 400")
-  set(spec "rank=${a},after_ms=${ta}")
+  math(EXPR ha "(${r} / 3) % 2")
+  math(EXPR ka "2 + (${r} / 7) % 29")
+  list(GET BAG_HOOKS ${ha} hook)
+  set(spec "rank=${a},at=${hook},hit=${ka}")
   set(kills 1)
   if(seed GREATER 10)
     math(EXPR b "1 + (${a} + (${r} / 13) % (${BAG_WORKERS} - 1)) % ${BAG_WORKERS}")
-    math(EXPR tb "250 + (${r} / 11) % 400")
-    set(spec "${spec}/rank=${b},after_ms=${tb}")
+    math(EXPR hb "(${r} / 5) % 2")
+    math(EXPR kb "2 + (${r} / 11) % 29")
+    list(GET BAG_HOOKS ${hb} hook)
+    set(spec "${spec}/rank=${b},at=${hook},hit=${kb}")
     set(kills 2)
   endif()
   cohort_mpi_test(examples.bag_of_tasks_kill${kills}_seed${seed} PART examples NP ${BAG_NP} TIMEOUT 60

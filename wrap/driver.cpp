@@ -87,8 +87,8 @@ int Alias::shrink(const Substitute &from, const char *call) {
   sub->comm = next;
   sub->map = from.map.shrunk(ranks_in(next, from.comm));
   PMPI_Comm_rank(next, &sub->rank);
-  COHORT_LOG_INFO("%s: substitute shrunk from %d to %d ranks (alias size %d)", call, from.map.sub_size(),
-                  sub->map.sub_size(), sub->map.alias_size());
+  COHORT_LOG_INFO("%s: new substitute communicator over %d ranks (was %d; alias size %d)", call,
+                  sub->map.sub_size(), from.map.sub_size(), sub->map.alias_size());
   std::lock_guard<std::mutex> lock(mu_);
   current_.store(sub.get(), std::memory_order_release);
   history_.push_back(std::move(sub));
@@ -122,6 +122,15 @@ void register_world() {
   std::vector<int> world(n);
   std::iota(world.begin(), world.end(), 0);
   auto a = std::make_unique<Alias>(MPI_COMM_WORLD, std::move(world));
+  // NOTE: the program's collectives on MPI_COMM_WORLD never run on MPI_COMM_WORLD itself: repair creates
+  // communicators over it (MPI_Comm_create_group on its slow path, idups at init), and under Open MPI 4.1
+  // a nonblocking collective abandoned on world, or one posted while such a creation is in progress, takes
+  // libnbc tags in a different order on different ranks (MPI_ERR_TRUNCATE in NBC, then a hang). So the
+  // first substitute is repair's own communicator over the survivors of world (all of them unless a rank
+  // died during MPI_Init), registered with repair like every later substitute.
+  if (a->shrink(a->current(), "MPI_Init") != MPI_SUCCESS) {
+    log::fatal(1, "MPI_Init: cannot create the substitute communicator of MPI_COMM_WORLD");
+  }
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_world.store(a.get());
   g_registry[MPI_COMM_WORLD] = std::move(a);

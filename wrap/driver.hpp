@@ -124,7 +124,9 @@ class Alias {
   std::vector<std::unique_ptr<Substitute>> history_;  // every substitute ever published
 };
 
-/// Registers MPI_COMM_WORLD (from the MPI_Init wrappers, once).
+/// Registers MPI_COMM_WORLD (from the MPI_Init wrappers, once, after repair::init; collective over
+/// MPI_COMM_WORLD). Its first substitute is a private communicator over world's survivors
+/// (repair::shrink), never world itself: see the note in driver.cpp.
 void register_world();
 /// The alias for comm, or nullptr when cohort did not create comm (then calls pass through to PMPI).
 Alias *find_alias(MPI_Comm comm);

@@ -92,14 +92,6 @@ cohort_mpi_test(examples.montecarlo_pi_one_killed PART examples NP 4 TIMEOUT 60
   "^round [0-9]+ of 200: 3 of 4 ranks contributed$"
   COMMAND $<TARGET_FILE:montecarlo_pi> 200 200000)
 
-# Quarantined (known defect, see the session note on issue 5): under Open MPI these runs can abort a survivor
-# with MPI_ERR_TRUNCATE from libnbc: a nonblocking collective abandoned on MPI_COMM_WORLD's collective
-# context matches the repair's MPI_Comm_create_group traffic over MPI_COMM_WORLD. scripts/test excludes
-# the `quarantine` label; run them with `ctest -L quarantine`.
-set_tests_properties(
-  wrap.fault.barrier.before_then_during wrap.fault.reduce.before_then_during
-  wrap.fault.bcast.before_then_during wrap.fault.bcast.two_before wrap.fault.scatter.two_before
-  PROPERTIES LABELS "mpi;wrap;quarantine")
 
 # --- wrap: MPI_Abort stops the whole job (the others wait in a barrier that cannot complete) ---
 cohort_test_program(wrap_abort wrap_abort.c)

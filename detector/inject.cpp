@@ -22,6 +22,7 @@ namespace cohort::inject {
 namespace {
 
 std::atomic<bool> g_armed{false};
+std::atomic<bool> g_held{false};
 std::mutex g_mu;
 std::vector<Entry> g_points;  // entries with `at`, for this rank
 std::vector<int> g_hits;
@@ -85,8 +86,10 @@ void arm(int world_rank) {
   }).detach();
 }
 
+void hold(bool on) { g_held.store(on); }
+
 void point(const char *name) {
-  if (!g_armed.load(std::memory_order_relaxed)) return;
+  if (!g_armed.load(std::memory_order_relaxed) || g_held.load(std::memory_order_relaxed)) return;
   const Entry *hit = nullptr;
   {
     std::lock_guard<std::mutex> lock(g_mu);

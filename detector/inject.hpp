@@ -6,7 +6,9 @@
 //   several ranks in one entry joined by '+', e.g. "rank=1+2+5,after_ms=500"
 //
 // Named hooks are places in cohort's own code that call inject::point("name"); the rank named by an
-// entry kills itself there (the hit-th time the point is reached, default the first).
+// entry kills itself there (the hit-th time the point is reached, default the first). The points that
+// cohort's own MPI_Init passes (its first shrink and agreements) are not counted: hooks name the
+// program's calls.
 // signal=STOP pauses the whole process (every thread); with cont_ms=D a helper process forked at MPI_Init
 // sends it SIGCONT D ms later (without cont_ms, something outside must send SIGCONT).
 #pragma once
@@ -19,5 +21,8 @@ void arm(int world_rank);
 
 /// A named test hook. Cheap when nothing is armed for this rank (one relaxed atomic load).
 void point(const char *name);
+
+/// While held (from the MPI_Init wrappers), point() neither counts nor fires. Thread-safe.
+void hold(bool on);
 
 }  // namespace cohort::inject

@@ -40,8 +40,10 @@ int init_common(int *argc, char ***argv, int *provided) {
     COHORT_LOG_WARN("MPI_Init: MPI provides thread level %d, not MPI_THREAD_MULTIPLE; failure detection is off", got);
   }
   detector::start(got >= MPI_THREAD_MULTIPLE);
+  inject::hold(true);
   repair::init();
   register_world();
+  inject::hold(false);
   if (provided != nullptr) *provided = got;
   return MPI_SUCCESS;
 }

@@ -39,9 +39,11 @@ struct CommInfo {
   std::vector<int> world;                          // comm rank -> world rank
   std::map<std::uint64_t, std::uint64_t> children;  // members' hash -> communicators registered under it
   std::vector<int> acked;
-  // A private duplicate with the same members, made (nonblocking) when comm was created, before the
-  // program could leave an abandoned collective on it: shrink's fast path duplicates it. Unusable
-  // (`tainted`) once a duplication on it was abandoned.
+  MPI_Comm comm = MPI_COMM_NULL;  // the communicator itself
+  // MPI_COMM_WORLD only: a private duplicate made at MPI_Init, which shrink's fast path duplicates instead
+  // of world itself (world is the parent of every slow-path creation, see create_over_world). Other
+  // communicators are duplicated themselves. Unusable (`tainted`) for the fast path once a duplication
+  // was abandoned or an optimistic attempt failed.
   MPI_Comm shadow = MPI_COMM_NULL;
   MPI_Request shadow_req = MPI_REQUEST_NULL;
   bool tainted = false;
@@ -246,6 +248,7 @@ CommInfo *find_info(MPI_Comm comm) {
 // communicator with these members registered under that parent. Caller holds g_mu.
 CommInfo *register_locked(MPI_Comm comm, CommInfo *parent) {
   auto info = std::make_unique<CommInfo>();
+  info->comm = comm;
   info->world = world_ranks_of(comm);
   std::uint64_t h = 0x636f686f7274ULL;  // "cohort"
   for (int w : info->world) h = mix(h, static_cast<std::uint64_t>(w));
@@ -349,8 +352,9 @@ struct Attempt {
   int rc = MPI_SUCCESS;
 };
 
+// The fast path can duplicate info's communicator (or world's shadow) now.
 bool shadow_ready(CommInfo *info) {
-  if (info->shadow == MPI_COMM_NULL || info->tainted) return false;
+  if (info->tainted) return false;
   if (info->shadow_req != MPI_REQUEST_NULL) {
     int done = 0;
     PMPI_Test(&info->shadow_req, &done, MPI_STATUS_IGNORE);  // sets it to MPI_REQUEST_NULL when done
@@ -359,34 +363,30 @@ bool shadow_ready(CommInfo *info) {
   return true;
 }
 
-// NOTE: waits (unless a member dies) until the shadow's MPI_Comm_idup completed: under Open MPI 4.1 a
-// pending idup on a communicator breaks the program's nonblocking collectives posted on it meanwhile
-// (libnbc tags interleave differently on different ranks: MPI_ERR_TRUNCATE, then a hang).
-void wait_shadow(CommInfo *info, const std::vector<int> &members) {
-  wait_unless_lost([info] {
-    std::lock_guard<std::mutex> lock(g_mu);
-    return info->shadow_req == MPI_REQUEST_NULL || shadow_ready(info);
-  }, members);
-}
-
-// Fast path, when no member of comm is dead: a nonblocking duplication of comm's shadow, abandoned if a
-// member dies meanwhile.
+// Fast path, when no member of comm is dead: a nonblocking duplication of comm (of its shadow for
+// MPI_COMM_WORLD), abandoned if a member dies or comm is revoked meanwhile.
 std::shared_ptr<Attempt> duplicate_shadow(CommInfo *info, const std::vector<int> &members) {
   auto attempt = std::make_shared<Attempt>();
   MPI_Request req = MPI_REQUEST_NULL;
-  attempt->rc = PMPI_Comm_idup(info->shadow, &attempt->comm, &req);
+  MPI_Comm base = info->shadow != MPI_COMM_NULL ? info->shadow : info->comm;
+  attempt->rc = PMPI_Comm_idup(base, &attempt->comm, &req);
   if (attempt->rc != MPI_SUCCESS) {
     attempt->done.store(true);
     return attempt;
   }
+  bool revoked = false;
   bool done = wait_unless_lost(
-      [&req] {
+      [&req, &revoked, info] {
         int flag = 0;
         PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-        return flag != 0;
+        if (flag == 0 && g_any_revoked.load()) {
+          std::lock_guard<std::mutex> lock(g_mu);
+          revoked = g_engine->revoked(info->id);
+        }
+        return flag != 0 || revoked;
       },
       members);
-  if (done) {
+  if (done && !revoked) {
     attempt->done.store(true);
     return attempt;
   }
@@ -464,18 +464,28 @@ void init() {
     g_engine = std::make_unique<Engine>(rank);
     g_rbuf.assign(max_wire_size(size), 0);
     world = register_locked(MPI_COMM_WORLD, nullptr);
-    PMPI_Comm_idup(MPI_COMM_WORLD, &world->shadow, &world->shadow_req);
   }
-  Backoff backoff;
-  for (;;) {
-    bool ready;
-    {
-      std::lock_guard<std::mutex> lock(g_mu);
-      ready = transport_ready_locked() && shadow_ready(world);
+  // NOTE: one duplication of MPI_COMM_WORLD at a time: two pending idups on one communicator post their
+  // internal rounds in different orders on different ranks under Open MPI 4.1 (a rank then never
+  // completes its own; seen 1 run in 50).
+  auto wait_until = [](auto ready) {
+    Backoff backoff;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(g_mu);
+        if (ready()) return true;
+      }
+      if (detector::failure_epoch() > 0) return false;
+      backoff.pause();
     }
-    if (ready || detector::failure_epoch() > 0) break;
-    backoff.pause();
+  };
+  if (wait_until([] { return transport_ready_locked(); })) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    PMPI_Comm_idup(MPI_COMM_WORLD, &world->shadow, &world->shadow_req);
+  } else {
+    world->tainted = true;  // no fast path for world: shrink creates over the survivors instead
   }
+  wait_until([world] { return shadow_ready(world); });
   g_live.store(true);
   detector::add_progress_hook(progress_from_hook);
 }
@@ -494,14 +504,8 @@ void finalize() {
 void register_comm(MPI_Comm comm, MPI_Comm parent) {
   if (!live_or_warn("repair::register_comm") || find_info(comm) != nullptr) return;
   CommInfo *p = parent == MPI_COMM_NULL ? nullptr : info_of(parent);
-  CommInfo *info;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    if (find_info(comm) != nullptr) return;
-    info = register_locked(comm, p);
-    PMPI_Comm_idup(comm, &info->shadow, &info->shadow_req);
-  }
-  wait_shadow(info, info->world);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (find_info(comm) == nullptr) register_locked(comm, p);
 }
 
 int agree(MPI_Comm comm, int *flag, std::vector<int> *failed) {
@@ -513,20 +517,34 @@ int agree(MPI_Comm comm, int *flag, std::vector<int> *failed) {
 int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
   if (!live_or_warn("repair::shrink")) return MPI_ERR_OTHER;
   CommInfo *info = info_of(comm);
-  int errors = 0;
-  for (int attempt = 1;; ++attempt) {
-    // NOTE: whether every member's shadow is ready is agreed too: all members must take the same path.
-    int flag = shadow_ready(info) ? 1 : 0;
-    std::vector<int> failed;
-    agree_on(info, &flag, &failed);
-    std::vector<int> members;
+  // Attempt 1, the fast path, optimistic: a rank that knows no member dead and comm not revoked
+  // duplicates comm at once (MPI_Comm_idup; world's shadow for MPI_COMM_WORLD); one agreement then
+  // confirms that every survivor made it and that nobody is dead. A rank that knows a failure (or the
+  // revocation) does not post; the others stop waiting once they know it too. comm is then out of step
+  // between members, so after a failed attempt 1 it is marked unusable for the fast path on every
+  // member (the agreement is uniform).
+  // Later attempts, the slow path: MPI_Comm_create_group over the survivors of the failed set agreed by
+  // the previous attempt's confirming agreement (create_over_world); repeated while that set grows.
+  bool optimistic;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    progress_locked();
+    optimistic = shadow_ready(info) && !g_engine->revoked(info->id);
+    for (int w : info->world) optimistic = optimistic && !g_engine->is_failed(w);
+  }
+  std::vector<int> failed;  // comm ranks that this attempt leaves out (agreed)
+  std::vector<int> members;  // world ranks of the others, in comm order
+  auto set_members = [&] {
+    members.clear();
     for (std::size_t i = 0; i < info->world.size(); ++i) {
       if (!std::binary_search(failed.begin(), failed.end(), static_cast<int>(i))) members.push_back(info->world[i]);
     }
-    inject::point("shrink.create");
-    bool fast = failed.empty() && flag != 0;
-    std::shared_ptr<Attempt> made = fast ? duplicate_shadow(info, members)
-                                         : create_over_world(members, creation_tag(info->id, failed.size()));
+  };
+  set_members();
+  if (optimistic) inject::point("shrink.create");
+  std::shared_ptr<Attempt> made = optimistic ? duplicate_shadow(info, members) : std::make_shared<Attempt>();
+  int errors = 0;
+  for (int attempt = 1;; ++attempt) {
     bool done = made->done.load(std::memory_order_acquire);
     int ok = done && made->rc == MPI_SUCCESS && made->comm != MPI_COMM_NULL ? 1 : 0;
     inject::point("shrink.confirm");
@@ -534,25 +552,29 @@ int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
     agree_on(info, &ok, &failed_after);
     if (ok && failed_after == failed) {
       *newcomm = made->comm;
-      CommInfo *child;
-      {
-        std::lock_guard<std::mutex> lock(g_mu);
-        child = register_locked(*newcomm, info);
-        // NOTE: posted at once, on every survivor, before the program can use the new communicator.
-        PMPI_Comm_idup(*newcomm, &child->shadow, &child->shadow_req);
-      }
-      wait_shadow(child, members);
+      std::lock_guard<std::mutex> lock(g_mu);
+      register_locked(*newcomm, info);
       return MPI_SUCCESS;
     }
     // NOTE: a communicator that some survivors made and others did not is left allocated, never freed:
     // freeing it could wait on a dead member.
-    if (failed_after == failed && done && made->rc != MPI_SUCCESS && ++errors >= 5) {
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      info->tainted = true;
+    }
+    if (attempt > 1 && failed_after == failed && done && made->rc != MPI_SUCCESS && ++errors >= 5) {
       COHORT_LOG_ERROR("repair::shrink: creating the communicator over %zu survivors failed (code %d)",
                        members.size(), made->rc);
       return made->rc;
     }
-    COHORT_LOG_INFO("repair::shrink: attempt %d over %zu ranks did not complete everywhere; retrying", attempt,
-                    members.size());
+    if (optimistic || attempt > 1) {
+      COHORT_LOG_INFO("repair::shrink: attempt %d over %zu ranks did not complete everywhere; retrying", attempt,
+                      members.size());
+    }
+    failed = failed_after;
+    set_members();
+    inject::point("shrink.create");
+    made = create_over_world(members, creation_tag(info->id, failed.size()));
   }
 }
 

@@ -198,6 +198,7 @@ int dead_root(const Alias &alias, const CallDesc &call, int world_rank) {
 }  // namespace
 
 int run(Alias &alias, const CallDesc &call, PostFn post) {
+  const unsigned long long call_no = alias.next_call();
   for (int attempt = 0;; ++attempt) {
     const Substitute &sub = alias.current();
     int sub_root = -1;
@@ -230,14 +231,43 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
         sub.abandoned.store(true);
       }
     }
-    int flag = completed;
+    // Fast path: confirmed by a barrier when no member is known dead (see driver.hpp, step 4).
+    if (completed && call.shape != Shape::communicator && !sub.any_member_failed()) {
+      MPI_Request confirm = MPI_REQUEST_NULL;
+      if (PMPI_Ibarrier(sub.comm, &confirm) == MPI_SUCCESS) {
+        Watch watch;
+        watch.broken = [&sub] { return sub.any_member_failed(); };
+        if (wait(&confirm, MPI_STATUS_IGNORE, watch) == WaitResult::completed) return MPI_SUCCESS;
+        sub.abandoned.store(true);
+      }
+    }
+    int flag = window_code(call_no, completed != 0);
     std::vector<int> failed;
     int rc = repair::agree(sub.comm, &flag, &failed);
+    bool all_completed = false;
+    switch (read_window(flag, call_no, &all_completed)) {
+      case Window::same_call: break;
+      case Window::ahead:
+        // NOTE: the others passed this call's barrier, so every member completed it, the root included
+        // (it died later): no dead-root policy.
+        alias.shrink(sub, call.name);
+        return MPI_SUCCESS;
+      case Window::behind:
+        sub.abandoned.store(true);
+        COHORT_LOG_INFO("%s: survivors one call behind; retrying after a shrink", call.name);
+        if (int src = alias.shrink(sub, call.name); src != MPI_SUCCESS) return alias.return_error(src, sub);
+        continue;
+      case Window::inconsistent:
+        COHORT_LOG_ERROR("%s: survivors more than one call apart (agreed code %#x); returning MPI_ERR_OTHER",
+                         call.name, static_cast<unsigned>(flag));
+        PMPI_Comm_call_errhandler(alias.handle(), MPI_ERR_OTHER);
+        return MPI_ERR_OTHER;
+    }
     // NOTE: for an all-to-one call, "completed everywhere" only says the survivors delivered their data;
     // if the root is in the agreed failed set, the result is lost with it and the policy decides.
     bool root_lost = call.output_at_root && sub_root >= 0 &&
                      std::binary_search(failed.begin(), failed.end(), sub_root);
-    switch (next_step(rc == MPI_SUCCESS && flag != 0, !failed.empty(), attempt, sub.map.sub_size())) {
+    switch (next_step(rc == MPI_SUCCESS && all_completed, !failed.empty(), attempt, sub.map.sub_size())) {
       case Step::finish: return MPI_SUCCESS;
       case Step::shrink_then_finish:
         alias.shrink(sub, call.name);

@@ -13,13 +13,20 @@
 //      policy decides: abort, skip (MPI_SUCCESS) or error (through the alias's error handler).
 //   3. Otherwise it posts, then polls the request together with the detector (wrap::wait): it returns
 //      when the request completes or when a member of the substitute is known dead.
-//   4. Every survivor then agrees (repair::agree) on the outcome: the AND of "my request completed".
-//      So a collective either completes everywhere or is retried by all (Legio's P.3).
-//   5. On 0: the request is abandoned (never freed: MPI may still use it), the survivors shrink the
-//      substitute (repair::shrink, in alias rank order), the rank map is updated and the call retried.
-//      On 1 with a non-empty agreed failed set: the call succeeded; the substitute is shrunk right away
-//      so that the next call does not start on a broken one (but an all-to-one call whose root is in
-//      that set lost its result with the root: the dead-root policy decides).
+//   4. Confirmation. Fast path (no member known dead, not a communicator call): an MPI_Ibarrier on the
+//      substitute, posted once the request completed; when it completes, every member completed the
+//      call, and run() returns. Otherwise (a failure known before or during the barrier) every survivor
+//      runs the fault-tolerant agreement (repair::agree) on the outcome: the AND of "my request
+//      completed", with the call's number on the alias, since some survivors may have passed the
+//      barrier and be one call ahead (wrap/outcome.hpp, window_code). So a collective either completes
+//      everywhere or is retried by all (Legio's P.3); Legio agrees after every call instead.
+//   5. All survivors at the same call: on 0 the request is abandoned (never freed: MPI may still use
+//      it), the survivors shrink the substitute (repair::shrink, in alias rank order), the rank map is
+//      updated and the call retried. On 1 with a non-empty agreed failed set: the call succeeded; the
+//      substitute is shrunk right away so that the next call does not start on a broken one (but an
+//      all-to-one call whose root is in that set lost its result with the root: the dead-root policy
+//      decides). Others one call ahead: this call completed everywhere (the root too), shrink and
+//      return. Others one call behind: theirs completed; shrink with them, then retry this call.
 //   6. The inject hook CallDesc::posted_hook (e.g. "bcast.posted") is reached once per call, after the
 //      first attempt was posted, for COHORT_INJECT_FAILURE=rank=R,at=bcast.posted[,hit=k] tests.
 //
@@ -113,12 +120,17 @@ class Alias {
   /// the operation ran on the alias itself (MPI already called its handler). Returns rc.
   int return_error(int rc, const Substitute &on) const;
 
+  /// Numbers the alias's collectives: 0 for the first run() on it, then 1, 2, ... (the same on every
+  /// member, since they call the same collectives in the same order; serialised like them).
+  unsigned long long next_call() { return calls_++; }
+
   /// Frees the substitutes that no abandoned request uses, except the alias itself (local call).
   /// Returns false when the alias handle itself has an abandoned request (then it must not be freed).
   bool release_substitutes();
 
  private:
   MPI_Comm handle_;
+  unsigned long long calls_ = 0;
   std::atomic<const Substitute *> current_;
   std::mutex mu_;                                     // guards history_
   std::vector<std::unique_ptr<Substitute>> history_;  // every substitute ever published

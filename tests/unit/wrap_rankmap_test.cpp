@@ -1,4 +1,6 @@
 // The alias <-> substitute <-> world rank maps, positional layouts and the driver's decision table.
+#include <initializer_list>
+#include <utility>
 #include <gtest/gtest.h>
 
 #include "wrap/outcome.hpp"
@@ -64,6 +66,47 @@ TEST(NextStep, UniformOutcome) {
   EXPECT_EQ(next_step(false, true, 0, 4), Step::shrink_then_retry);
   EXPECT_EQ(next_step(false, false, 3, 4), Step::shrink_then_retry);
   EXPECT_EQ(next_step(false, true, 4, 4), Step::give_up);
+}
+
+// The AND of the window codes of a set of (call, completed) positions, as the agreement computes it.
+int agreed(std::initializer_list<std::pair<unsigned long long, bool>> ranks) {
+  int a = ~0;
+  for (auto [j, c] : ranks) a &= window_code(j, c);
+  return a;
+}
+
+TEST(Window, SameCallDecidesOnTheCompletedFlags) {
+  bool all = false;
+  EXPECT_EQ(read_window(agreed({{7, true}, {7, true}, {7, true}}), 7, &all), Window::same_call);
+  EXPECT_TRUE(all);
+  EXPECT_EQ(read_window(agreed({{7, true}, {7, false}, {7, true}}), 7, &all), Window::same_call);
+  EXPECT_FALSE(all);
+  EXPECT_EQ(read_window(agreed({{0, true}}), 0, &all), Window::same_call);
+  EXPECT_TRUE(all);
+}
+
+TEST(Window, OneCallApartIsSeenFromBothSidesAtEveryCallNumber) {
+  for (unsigned long long m = 0; m < 12; ++m) {
+    // Ranks still in the barrier of call m (completed) and ranks past it at call m + 1 (either state).
+    for (bool c : {true, false}) {
+      int a = agreed({{m, true}, {m + 1, c}, {m, true}, {m + 1, true}});
+      bool all = false;
+      EXPECT_EQ(read_window(a, m, &all), Window::ahead) << m;
+      EXPECT_EQ(read_window(a, m + 1, &all), Window::behind) << m;
+    }
+  }
+}
+
+TEST(Window, ADeadRanksStaleCodeOneCallBehindMakesTheSurvivorsRetry) {
+  // Every survivor at call 5 completed it; a dead rank's code from call 4 (it died in barrier 4, after
+  // they passed it) reached the agreement: the survivors retry call 5 after the shrink.
+  bool all = false;
+  EXPECT_EQ(read_window(agreed({{5, true}, {5, true}, {4, true}}), 5, &all), Window::behind);
+}
+
+TEST(Window, ThreeCallsApartIsInconsistent) {
+  bool all = false;
+  EXPECT_EQ(read_window(agreed({{3, true}, {4, true}, {5, true}}), 4, &all), Window::inconsistent);
 }
 
 }  // namespace

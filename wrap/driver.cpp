@@ -235,6 +235,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     if (completed && call.shape != Shape::communicator && !sub.any_member_failed()) {
       MPI_Request confirm = MPI_REQUEST_NULL;
       if (PMPI_Ibarrier(sub.comm, &confirm) == MPI_SUCCESS) {
+        inject::point("confirm.posted");
         Watch watch;
         watch.broken = [&sub] { return sub.any_member_failed(); };
         if (wait(&confirm, MPI_STATUS_IGNORE, watch) == WaitResult::completed) return MPI_SUCCESS;

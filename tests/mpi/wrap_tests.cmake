@@ -30,6 +30,14 @@ foreach(call barrier bcast reduce allreduce scan gather scatter allgather dup sp
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 before:1+2 none)
 endforeach()
 
+# A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
+# the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.
+foreach(call barrier bcast reduce allreduce scan gather scatter allgather)
+  cohort_mpi_test(wrap.fault.${call}.in_confirmation PART wrap NP 4 TIMEOUT 60 PASS 3
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=confirm.posted,hit=2
+    COMMAND ${_wf} ${call} root=3 none during:1 none)
+endforeach()
+
 # A dead root: Legio's default policy per call, then COHORT_ON_DEAD_ROOT and a per-call override.
 set(_abort_line "MPI_(Bcast|Reduce|Gather|Scatter): root 1 \\(world rank 1\\) is dead \\(policy abort\\)")
 foreach(call bcast scatter)

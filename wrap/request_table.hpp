@@ -12,19 +12,34 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 namespace cohort::wrap {
 
-/// Thread-safe map from request handle to record. Every operation takes one mutex (uncontended: ~20 ns).
+/// Thread-safe map from request handle to record. Every operation takes one mutex (uncontended: ~20 ns);
+/// put() after take() allocates nothing.
 template <typename Handle, typename Record, typename Hash = std::hash<Handle>>
 class RequestTable {
  public:
   /// Records rec under h. Returns true if it replaced a stale record left under the same handle value.
   bool put(Handle h, const Record &rec) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto [it, inserted] = map_.insert_or_assign(h, rec);
-    (void)it;
-    return !inserted;
+    auto it = map_.find(h);
+    if (it != map_.end()) {
+      it->second = rec;
+      return true;
+    }
+    if (spare_.empty()) {
+      map_.emplace(h, rec);
+    } else {
+      // NOTE: reuses a node that take() kept: no allocation on the per-message path.
+      auto node = std::move(spare_.back());
+      spare_.pop_back();
+      node.key() = h;
+      node.mapped() = rec;
+      map_.insert(std::move(node));
+    }
+    return false;
   }
 
   /// A copy of the record under h, if any.
@@ -40,8 +55,9 @@ class RequestTable {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(h);
     if (it == map_.end()) return std::nullopt;
-    Record rec = it->second;
-    map_.erase(it);
+    auto node = map_.extract(it);
+    Record rec = node.mapped();
+    if (spare_.size() < kSpareNodes) spare_.push_back(std::move(node));
     return rec;
   }
 
@@ -52,8 +68,11 @@ class RequestTable {
   }
 
  private:
+  using Map = std::unordered_map<Handle, Record, Hash>;
+  static constexpr std::size_t kSpareNodes = 64;
   mutable std::mutex mu_;
-  std::unordered_map<Handle, Record, Hash> map_;
+  Map map_;
+  std::vector<typename Map::node_type> spare_;  // nodes of taken records, for put() to reuse
 };
 
 }  // namespace cohort::wrap

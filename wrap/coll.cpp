@@ -90,16 +90,28 @@ extern "C" int __wrap_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, 
   });
 }
 
+namespace {
+
+// MPI_Allreduce and MPI_Scan: an all-to-all reduction of sendbuf (or, under MPI_IN_PLACE, of a saved copy
+// of recvbuf) posted with `ipost` (PMPI_Iallreduce or PMPI_Iscan, same signature).
+using IReduceAll = int (*)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+int reduce_to_all(const CallDesc &desc, IReduceAll ipost, const void *sendbuf, void *recvbuf, int count,
+                  MPI_Datatype type, MPI_Op op, Alias &a) {
+  ReductionInput in(sendbuf, recvbuf, count, type);
+  return run(a, desc, [&](const Substitute &s, int, MPI_Request *req) {
+    return ipost(in.data(), recvbuf, count, type, op, s.comm, req);
+  });
+}
+
+}  // namespace
+
 extern "C" int __wrap_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                                     MPI_Comm comm) {
   count_call(CallId::MPI_Allreduce);
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-  ReductionInput in(sendbuf, recvbuf, count, type);
-  return run(*a, CallDesc{"MPI_Allreduce", "allreduce.posted", Shape::all_to_all},
-             [&](const Substitute &s, int, MPI_Request *req) {
-               return PMPI_Iallreduce(in.data(), recvbuf, count, type, op, s.comm, req);
-             });
+  return reduce_to_all(CallDesc{"MPI_Allreduce", "allreduce.posted", Shape::all_to_all}, PMPI_Iallreduce, sendbuf,
+                       recvbuf, count, type, op, *a);
 }
 
 extern "C" int __wrap_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -109,11 +121,8 @@ extern "C" int __wrap_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MP
   if (a == nullptr) return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
   // NOTE: the substitute keeps the alias's rank order, so its prefix is the prefix over the live ranks
   // in original order.
-  ReductionInput in(sendbuf, recvbuf, count, type);
-  return run(*a, CallDesc{"MPI_Scan", "scan.posted", Shape::all_to_all},
-             [&](const Substitute &s, int, MPI_Request *req) {
-               return PMPI_Iscan(in.data(), recvbuf, count, type, op, s.comm, req);
-             });
+  return reduce_to_all(CallDesc{"MPI_Scan", "scan.posted", Shape::all_to_all}, PMPI_Iscan, sendbuf, recvbuf, count,
+                       type, op, *a);
 }
 
 extern "C" int __wrap_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

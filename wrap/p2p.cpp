@@ -98,9 +98,7 @@ extern "C" int __wrap_MPI_Isend(const void *buf, int count, MPI_Datatype type, i
   count_call(CallId::MPI_Isend);
   if (dest == MPI_PROC_NULL) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
   Op op = p2p::make_op(Dir::send, dest, tag, comm, "MPI_Isend");
-  int rc = p2p::post_send(buf, count, type, op, req);
-  if (rc == MPI_SUCCESS) p2p::track(*req, op);
-  return rc;
+  return p2p::tracked(p2p::post_send(buf, count, type, op, req), req, op);
 }
 
 extern "C" int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -108,9 +106,7 @@ extern "C" int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype type, int sou
   count_call(CallId::MPI_Irecv);
   if (source == MPI_PROC_NULL) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Irecv");
-  int rc = p2p::post_recv(buf, count, type, op, req);
-  if (rc == MPI_SUCCESS) p2p::track(*req, op);
-  return rc;
+  return p2p::tracked(p2p::post_recv(buf, count, type, op, req), req, op);
 }
 
 extern "C" int __wrap_MPI_Wait(MPI_Request *req, MPI_Status *status) {

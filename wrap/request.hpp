@@ -86,6 +86,12 @@ int apply_policy(const Op &op, MPI_Status *status);
 void track(MPI_Request req, const Op &op);
 std::optional<Op> lookup(MPI_Request req);
 std::optional<Op> untrack(MPI_Request req);
+/// For MPI_Isend/MPI_Irecv: tracks *req (just posted for op) when rc, the post's result, is MPI_SUCCESS;
+/// returns rc. (*req is read here, after the post wrote it.)
+inline int tracked(int rc, const MPI_Request *req, const Op &op) {
+  if (rc == MPI_SUCCESS) track(*req, op);
+  return rc;
+}
 
 /// For tests and leak checks: records in the table, and requests abandoned to MPI (sends to, or cut
 /// receives from, a dead rank; dropped once MPI completes them after all).

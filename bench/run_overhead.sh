@@ -5,14 +5,14 @@
 #   2. EP class A end to end: examples/ep (linked with cohort) vs examples/ep_plain (the same program
 #      without cohort), 4 ranks of Open MPI, runs alternating.
 # Writes bench/results/overhead.csv, bench/results/ep.csv and bench/results/overhead-summary.md.
-# Needs scripts/build openmpi and scripts/build mpich first. Environment: EP_RUNS (default 3), BATCHES
+# Needs scripts/build openmpi and scripts/build mpich first. Environment: EP_RUNS (default 7: one EP class A run varies by ±5% here), BATCHES
 # (default 15), EP_CLASS (default A).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/bench/results
 mkdir -p "$out"
 batches=${BATCHES:-15}
-ep_runs=${EP_RUNS:-3}
+ep_runs=${EP_RUNS:-7}
 ep_class=${EP_CLASS:-A}
 run() {  # run <mpi> <ranks> <program> [args...]: one launch, never two at once (the tests' lock)
   local mpi=$1 np=$2; shift 2
@@ -25,7 +25,8 @@ done
 rm -f "$out/overhead.csv"
 echo "== collectives: wrapped vs __real_ (median of $batches alternating batch pairs)"
 run openmpi 4 "$root/build/openmpi/bench/overhead" "$batches" "$out/overhead.csv"
-run mpich 2 "$root/build/mpich/bench/overhead" "$batches" "$out/overhead.csv"
+# NOTE: one rank per core, as Open MPI binds by default at <= 2 ranks and MPICH's hydra does not.
+HYDRA_BINDING=${HYDRA_BINDING:-core} run mpich 2 "$root/build/mpich/bench/overhead" "$batches" "$out/overhead.csv"
 
 echo "== EP class $ep_class, 4 ranks of Open MPI: with cohort vs without, $ep_runs runs each, alternating"
 echo "variant,run,ep_seconds,launch_seconds" > "$out/ep.csv"

@@ -2,9 +2,9 @@
 # Ping-pong overhead of cohort's point-to-point wrappers against MPI's own calls, 2 ranks, 8 B and 1 MiB,
 # for each MPI that is built (build/<mpi>/bench/pingpong; scripts/build <mpi> first).
 #   bench/run_pingpong.sh [--out DIR] [--trials T] [--launches L]     (default DIR: build/bench-results)
-# Each MPI is launched L times (default 5): on 2 cores a launch's latency depends on where the OS puts the
-# two ranks and their detector threads (MPICH's 8 B round trip is 0.37 us or 1.37 us from one launch to
-# the next), so the verdict uses the median over launches of each launch's ratio (medians of T trials).
+# Ranks are bound one per core (without binding, MPICH's 8 B round trip is 0.37 us or 1.37 us from one
+# launch to the next, as the OS places the two ranks and their detector threads). Each MPI is launched L
+# times (default 5); the verdict uses the median over launches of each launch's ratio (medians of T trials).
 # Writes DIR/pingpong-<mpi>.csv (every trial) and DIR/pingpong-summary.txt (per launch, then the medians,
 # ratios, targets: <= 1.15x at 8 B, <= 1.03x at 1 MiB).
 set -euo pipefail
@@ -30,8 +30,9 @@ for mpi in openmpi mpich; do
   csv=$out/pingpong-$mpi.csv
   : > "$csv"
   for ((l = 1; l <= launches; l++)); do
-    # NOTE: never two multi-rank jobs at once on this machine: hold the test lock.
-    flock /tmp/cohort-mpi-tests.lock timeout 600 "$root/scripts/cohort-run" --mpi "$mpi" --timeout 580 -n 2 \
+    # NOTE: never two multi-rank jobs at once on this machine: hold the test lock. One rank per core, under
+    # both MPIs: Open MPI binds to cores by default at 2 ranks, MPICH's hydra does not (HYDRA_BINDING).
+    HYDRA_BINDING=${HYDRA_BINDING:-core} flock /tmp/cohort-mpi-tests.lock timeout 600 "$root/scripts/cohort-run" --mpi "$mpi" --timeout 580 -n 2 \
       "$prog" --csv "$csv.$l" --trials "$trials" | sed "s/^pingpong /pingpong launch $l /" | tee -a "$summary"
     if [ -s "$csv" ]; then tail -n +2 "$csv.$l" >> "$csv"; else cat "$csv.$l" > "$csv"; fi
     rm -f "$csv.$l"

@@ -353,7 +353,7 @@ struct Attempt {
 };
 
 // The fast path can duplicate info's communicator (or world's shadow) now.
-bool shadow_ready(CommInfo *info) {
+bool fast_path_ready(CommInfo *info) {
   if (info->tainted) return false;
   if (info->shadow_req != MPI_REQUEST_NULL) {
     int done = 0;
@@ -365,7 +365,7 @@ bool shadow_ready(CommInfo *info) {
 
 // Fast path, when no member of comm is dead: a nonblocking duplication of comm (of its shadow for
 // MPI_COMM_WORLD), abandoned if a member dies or comm is revoked meanwhile.
-std::shared_ptr<Attempt> duplicate_shadow(CommInfo *info, const std::vector<int> &members) {
+std::shared_ptr<Attempt> duplicate_fast(CommInfo *info, const std::vector<int> &members) {
   auto attempt = std::make_shared<Attempt>();
   MPI_Request req = MPI_REQUEST_NULL;
   MPI_Comm base = info->shadow != MPI_COMM_NULL ? info->shadow : info->comm;
@@ -485,7 +485,7 @@ void init() {
   } else {
     world->tainted = true;  // no fast path for world: shrink creates over the survivors instead
   }
-  wait_until([world] { return shadow_ready(world); });
+  wait_until([world] { return fast_path_ready(world); });
   g_live.store(true);
   detector::add_progress_hook(progress_from_hook);
 }
@@ -529,7 +529,7 @@ int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
     progress_locked();
-    optimistic = shadow_ready(info) && !g_engine->revoked(info->id);
+    optimistic = fast_path_ready(info) && !g_engine->revoked(info->id);
     for (int w : info->world) optimistic = optimistic && !g_engine->is_failed(w);
   }
   std::vector<int> failed;  // comm ranks that this attempt leaves out (agreed)
@@ -542,7 +542,7 @@ int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
   };
   set_members();
   if (optimistic) inject::point("shrink.create");
-  std::shared_ptr<Attempt> made = optimistic ? duplicate_shadow(info, members) : std::make_shared<Attempt>();
+  std::shared_ptr<Attempt> made = optimistic ? duplicate_fast(info, members) : std::make_shared<Attempt>();
   int errors = 0;
   for (int attempt = 1;; ++attempt) {
     bool done = made->done.load(std::memory_order_acquire);

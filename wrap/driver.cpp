@@ -222,9 +222,9 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
     // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.
     if (attempt == 0 && call.posted_hook != nullptr) inject::point(call.posted_hook);
+    Watch watch;
+    watch.broken = [&sub] { return sub.any_member_failed(); };
     if (posted) {  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
-      Watch watch;
-      watch.broken = [&sub] { return sub.any_member_failed(); };
       if (wait(&req, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
         completed = 1;
       } else {
@@ -236,8 +236,6 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       MPI_Request confirm = MPI_REQUEST_NULL;
       if (PMPI_Ibarrier(sub.comm, &confirm) == MPI_SUCCESS) {
         inject::point("confirm.posted");
-        Watch watch;
-        watch.broken = [&sub] { return sub.any_member_failed(); };
         if (wait(&confirm, MPI_STATUS_IGNORE, watch) == WaitResult::completed) return MPI_SUCCESS;
         sub.abandoned.store(true);
       }

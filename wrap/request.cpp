@@ -54,16 +54,6 @@ void abandon(MPI_Request *req) {
   *req = MPI_REQUEST_NULL;
 }
 
-int grequest_query(void *, MPI_Status *st) {
-  PMPI_Status_set_elements(st, MPI_BYTE, 0);
-  PMPI_Status_set_cancelled(st, 0);
-  st->MPI_SOURCE = MPI_PROC_NULL;
-  st->MPI_TAG = MPI_ANY_TAG;
-  return MPI_SUCCESS;
-}
-int grequest_free(void *) { return MPI_SUCCESS; }
-int grequest_cancel(void *, int) { return MPI_SUCCESS; }
-
 void fill(MPI_Status *st, int source, int tag, int error) {
   if (st == MPI_STATUS_IGNORE) return;
   st->MPI_SOURCE = source;
@@ -72,6 +62,13 @@ void fill(MPI_Status *st, int source, int tag, int error) {
   PMPI_Status_set_elements(st, MPI_BYTE, 0);
   PMPI_Status_set_cancelled(st, 0);
 }
+
+int grequest_query(void *, MPI_Status *st) {
+  fill(st, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS);
+  return MPI_SUCCESS;
+}
+int grequest_free(void *) { return MPI_SUCCESS; }
+int grequest_cancel(void *, int) { return MPI_SUCCESS; }
 
 void describe(const Op &op, char *out, std::size_t n) {
   if (op.peer == MPI_ANY_SOURCE) {
@@ -258,19 +255,18 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status) {
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   if (op.stage == Stage::posted) {
     int done = 0;
-    int rc = PMPI_Test(req, &done, st);
-    if (done || rc != MPI_SUCCESS) return rc;
-    // NOTE: a short spin without the watch first (most small-message completions come within it); it
-    // stops as soon as the detector learns of any failure, and the watch below then judges the peer.
-    std::uint64_t epoch = detector::failure_epoch();
-    for (int i = 0; i < kInlineSpins && detector::failure_epoch() == epoch; ++i) {
-      rc = PMPI_Test(req, &done, st);
-      if (done || rc != MPI_SUCCESS) return rc;
-    }
+    int rc = MPI_SUCCESS;
     auto test = [&] {
       rc = PMPI_Test(req, &done, st);
       return done || rc != MPI_SUCCESS;
     };
+    // NOTE: a short spin without the watch first (most small-message completions come within it); it
+    // stops as soon as the detector learns of any failure, and the watch below then judges the peer.
+    std::uint64_t epoch = detector::failure_epoch();
+    for (int i = 0; i <= kInlineSpins; ++i) {
+      if (test()) return rc;
+      if (detector::failure_epoch() != epoch) break;
+    }
     if (wait_until(std::ref(test), watch_for([&op] { return dead(op); })) == WaitResult::completed) return rc;
   }
   return raise_if_failed(op, finish_dead(req, op, st));

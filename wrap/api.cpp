@@ -12,7 +12,30 @@
 namespace cohort::wrap {
 namespace {
 constexpr int kCalls = static_cast<int>(CallId::count_);
-std::atomic<long> g_counts[kCalls];
+
+// NOTE: one block of counters per thread, written only by its thread (a load and a store, no atomic
+// read-modify-write: this is on every wrapped call's path) and summed by cohort_call_count. Blocks are
+// never freed, so the calls of threads that ended still count.
+struct Counters {
+  std::atomic<long> n[kCalls];
+};
+std::mutex g_counters_mu;
+std::vector<Counters *> g_counters;  // guarded by g_counters_mu
+thread_local Counters *t_counters = nullptr;
+
+Counters *thread_counters() {
+  auto *c = new Counters();
+  std::lock_guard<std::mutex> lock(g_counters_mu);
+  g_counters.push_back(c);
+  return c;
+}
+
+long total(int i) {
+  std::lock_guard<std::mutex> lock(g_counters_mu);
+  long sum = 0;
+  for (const Counters *c : g_counters) sum += c->n[i].load(std::memory_order_relaxed);
+  return sum;
+}
 const char *const kNames[] = {
 #define COHORT_CALL(name, cls, params, args, note) #name,
 #include "wrap/calls.def"
@@ -20,7 +43,12 @@ const char *const kNames[] = {
 };
 }  // namespace
 
-void count_call(CallId id) { g_counts[static_cast<int>(id)].fetch_add(1, std::memory_order_relaxed); }
+void count_call(CallId id) {
+  Counters *c = t_counters;
+  if (c == nullptr) c = t_counters = thread_counters();
+  std::atomic<long> &n = c->n[static_cast<int>(id)];
+  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 }  // namespace cohort::wrap
 
@@ -63,7 +91,7 @@ long cohort_call_count(const char *mpi_call) {
   if (mpi_call == nullptr) return -1;
   for (int i = 0; i < cohort::wrap::kCalls; ++i) {
     if (std::strcmp(cohort::wrap::kNames[i], mpi_call) == 0)
-      return cohort::wrap::g_counts[i].load(std::memory_order_relaxed);
+      return cohort::wrap::total(i);
   }
   return -1;
 }

@@ -1,10 +1,21 @@
-/* bench/overhead: the cost of cohort's wrappers, measured in one process (Legio's method): batches of
- * wrapped calls (MPI_X, through cohort's driver) alternate with batches of the same calls made directly
- * (__real_MPI_X, the MPI library's own, as resolved by the linker's --wrap), so that both see the same
- * machine state. Per call and size it reports the median batch time per call of each and their ratio.
+/* bench/overhead: the cost of cohort's wrappers, measured in one process (Legio's method), beside the
+ * floor that cohort's design is built on. Four variants of each call alternate batch by batch, so that
+ * all see the same machine state:
+ *   real        __real_MPI_X: the MPI library's own blocking call (as resolved by the linker's --wrap), on
+ *               MPI_COMM_WORLD.
+ *   nb          PMPI_IX (PMPI_Ibarrier for the barrier) polled with PMPI_Test, on world_dup, a PMPI_Comm_dup of
+ *               MPI_COMM_WORLD made once (cohort's substitute is not world either).
+ *   nb_confirm  nb, then PMPI_Ibarrier on world_dup polled with PMPI_Test: the protocol cohort runs (call, then
+ *               confirming barrier), without cohort's bookkeeping.
+ *   wrapped     MPI_X, through cohort's driver.
+ * PMPI_ names go straight to MPI: cohort's --wrap only intercepts MPI_ names. Each batch pair round runs
+ * the four in a rotated order (round i starts with variant i mod 4), so none always goes first. Per call
+ * and size it reports the median batch time per call of each and the ratios over real.
  *
- *   overhead [batches] [csv path]       (default 15 batch pairs; CSV appended, header if new)
+ *   overhead [batches] [csv path]       (default 15 rounds; CSV appended, header if new)
  *
+ * CSV columns: mpi,ranks,call,bytes,batches,calls_per_batch,real_us,wrapped_us,ratio (= wrapped/real),
+ * nb_us,nb_confirm_us,nb_ratio (= nb/real),nb_confirm_ratio (= nb_confirm/real).
  * Calls: MPI_Barrier, MPI_Bcast (root 0), MPI_Reduce (MPI_SUM of doubles, root 0), MPI_Allreduce
  * (MPI_SUM of doubles); sizes 8 B and 64 KiB. The batch time is the slowest rank's. */
 #include <mpi.h>
@@ -19,8 +30,37 @@ int __real_MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, M
 
 typedef enum { BARRIER, BCAST, REDUCE, ALLREDUCE } Op;
 static const char *names[] = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce"};
+typedef enum { REAL, NB, NB_CONFIRM, WRAPPED, VARIANTS } Variant;
 
-static void one(Op op, int wrapped, double *a, double *b, int n) {
+static MPI_Comm world_dup; /* PMPI_Comm_dup(MPI_COMM_WORLD), for the nonblocking floors */
+
+static void poll(MPI_Request *req) {
+  int done = 0;
+  while (!done) PMPI_Test(req, &done, MPI_STATUS_IGNORE);
+}
+
+/* The MPI's own nonblocking variant on world_dup, polled to completion; with confirm, then a polled Ibarrier. */
+static void nonblocking(Op op, int confirm, double *a, double *b, int n) {
+  MPI_Request req;
+  switch (op) {
+    case BARRIER: PMPI_Ibarrier(world_dup, &req); break;
+    case BCAST: PMPI_Ibcast(a, n, MPI_DOUBLE, 0, world_dup, &req); break;
+    case REDUCE: PMPI_Ireduce(a, b, n, MPI_DOUBLE, MPI_SUM, 0, world_dup, &req); break;
+    case ALLREDUCE: PMPI_Iallreduce(a, b, n, MPI_DOUBLE, MPI_SUM, world_dup, &req); break;
+  }
+  poll(&req);
+  if (confirm) {
+    PMPI_Ibarrier(world_dup, &req);
+    poll(&req);
+  }
+}
+
+static void one(Op op, Variant v, double *a, double *b, int n) {
+  if (v == NB || v == NB_CONFIRM) {
+    nonblocking(op, v == NB_CONFIRM, a, b, n);
+    return;
+  }
+  int wrapped = v == WRAPPED;
   switch (op) {
     case BARRIER: wrapped ? MPI_Barrier(MPI_COMM_WORLD) : __real_MPI_Barrier(MPI_COMM_WORLD); break;
     case BCAST:
@@ -38,10 +78,10 @@ static void one(Op op, int wrapped, double *a, double *b, int n) {
 }
 
 /* One batch of k calls; returns the slowest rank's time per call (s). */
-static double batch(Op op, int wrapped, int k, double *a, double *b, int n) {
+static double batch(Op op, Variant v, int k, double *a, double *b, int n) {
   __real_MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
-  for (int i = 0; i < k; ++i) one(op, wrapped, a, b, n);
+  for (int i = 0; i < k; ++i) one(op, v, a, b, n);
   double t = (MPI_Wtime() - t0) / k, slowest;
   __real_MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return slowest;
@@ -62,7 +102,9 @@ int main(int argc, char **argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  PMPI_Comm_dup(MPI_COMM_WORLD, &world_dup);
   int batches = argc > 1 ? atoi(argv[1]) : 15;
+  if (batches < 1) batches = 1;
   const char *csv = argc > 2 ? argv[2] : NULL;
   const char *mpi =
 #ifdef OPEN_MPI
@@ -73,7 +115,8 @@ int main(int argc, char **argv) {
   const int sizes[] = {8, 65536};
   int n_max = 65536 / (int)sizeof(double);
   double *a = calloc((size_t)n_max, sizeof(double)), *b = calloc((size_t)n_max, sizeof(double));
-  double *tw = malloc(sizeof(double) * (size_t)batches), *tr = malloc(sizeof(double) * (size_t)batches);
+  double *t[VARIANTS];
+  for (int v = 0; v < VARIANTS; ++v) t[v] = malloc(sizeof(double) * (size_t)batches);
   FILE *out = NULL;
   if (rank == 0 && csv) {
     FILE *probe = fopen(csv, "r");
@@ -82,7 +125,9 @@ int main(int argc, char **argv) {
       fprintf(stderr, "overhead: cannot open %s\n", csv);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    if (!probe) fprintf(out, "mpi,ranks,call,bytes,batches,calls_per_batch,real_us,wrapped_us,ratio\n");
+    if (!probe)
+      fprintf(out, "mpi,ranks,call,bytes,batches,calls_per_batch,real_us,wrapped_us,ratio,"
+                   "nb_us,nb_confirm_us,nb_ratio,nb_confirm_ratio\n");
     else fclose(probe);
   }
   for (int op = BARRIER; op <= ALLREDUCE; ++op) {
@@ -90,34 +135,37 @@ int main(int argc, char **argv) {
       if (op == BARRIER && si == 1) continue;
       int bytes = op == BARRIER ? 0 : sizes[si], n = bytes / (int)sizeof(double);
       /* about 20 ms per batch: calibrate on the raw call */
-      double per = batch((Op)op, 0, 20, a, b, n);
+      double per = batch((Op)op, REAL, 20, a, b, n);
       int k = (int)(0.02 / (per > 1e-7 ? per : 1e-7));
       if (k < 10) k = 10;
       if (k > 5000) k = 5000;
       __real_MPI_Bcast(&k, 1, MPI_INT, 0, MPI_COMM_WORLD);
-      batch((Op)op, 1, k / 4 + 1, a, b, n); /* warm up both paths */
-      batch((Op)op, 0, k / 4 + 1, a, b, n);
-      for (int i = 0; i < batches; ++i) {
-        /* NOTE: alternate which goes first, so that neither always follows the other */
-        if (i % 2) {
-          tw[i] = batch((Op)op, 1, k, a, b, n);
-          tr[i] = batch((Op)op, 0, k, a, b, n);
-        } else {
-          tr[i] = batch((Op)op, 0, k, a, b, n);
-          tw[i] = batch((Op)op, 1, k, a, b, n);
+      for (int v = 0; v < VARIANTS; ++v) batch((Op)op, (Variant)v, k / 4 + 1, a, b, n); /* warm up every path */
+      for (int i = 0; i < batches; ++i)
+        /* NOTE: rotate the order each round, so that no variant always goes first or follows the same one */
+        for (int j = 0; j < VARIANTS; ++j) {
+          int v = (i + j) % VARIANTS;
+          t[v][i] = batch((Op)op, (Variant)v, k, a, b, n);
         }
-      }
-      double mr = median(tr, batches) * 1e6, mw = median(tw, batches) * 1e6;
+      double m[VARIANTS];
+      for (int v = 0; v < VARIANTS; ++v) m[v] = median(t[v], batches) * 1e6;
       if (rank == 0) {
-        printf("%-14s %6d B  %2d ranks  real %9.2f us  wrapped %9.2f us  ratio %.3f  (%d x %d calls)\n", names[op],
-               bytes, size, mr, mw, mw / mr, batches, k);
+        printf("%-14s %6d B  %2d ranks  real %9.2f us  nb %9.2f us  nb+barrier %9.2f us  wrapped %9.2f us  "
+               "ratio %.3f  (nb %.3f, nb+barrier %.3f; %d x %d calls)\n",
+               names[op], bytes, size, m[REAL], m[NB], m[NB_CONFIRM], m[WRAPPED], m[WRAPPED] / m[REAL],
+               m[NB] / m[REAL], m[NB_CONFIRM] / m[REAL], batches, k);
         fflush(stdout);
-        if (out) fprintf(out, "%s,%d,%s,%d,%d,%d,%.3f,%.3f,%.4f\n", mpi, size, names[op], bytes, batches, k, mr, mw, mw / mr);
+        if (out)
+          fprintf(out, "%s,%d,%s,%d,%d,%d,%.3f,%.3f,%.4f,%.3f,%.3f,%.4f,%.4f\n", mpi, size, names[op], bytes,
+                  batches, k, m[REAL], m[WRAPPED], m[WRAPPED] / m[REAL], m[NB], m[NB_CONFIRM], m[NB] / m[REAL],
+                  m[NB_CONFIRM] / m[REAL]);
       }
     }
   }
   if (out) fclose(out);
-  free(a), free(b), free(tw), free(tr);
+  free(a), free(b);
+  for (int v = 0; v < VARIANTS; ++v) free(t[v]);
+  PMPI_Comm_free(&world_dup);
   MPI_Finalize();
   return 0;
 }

@@ -4,14 +4,14 @@
 #   bench/run_pingpong.sh [--out DIR] [--trials T] [--launches L]     (default DIR: build/bench-results)
 # Ranks are bound one per core (without binding, MPICH's 8 B round trip is 0.37 us or 1.37 us from one
 # launch to the next, as the OS places the two ranks and their detector threads). Each MPI is launched L
-# times (default 5); the verdict uses the median over launches of each launch's ratio (medians of T trials).
+# times (default 7); the verdict uses the median over launches of each launch's ratio (medians of T trials).
 # Writes DIR/pingpong-<mpi>.csv (every trial) and DIR/pingpong-summary.txt (per launch, then the medians,
 # ratios, targets: <= 1.15x at 8 B, <= 1.03x at 1 MiB).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/build/bench-results
 trials=15
-launches=5
+launches=7
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;

@@ -19,9 +19,11 @@
 #include "detector/log.hpp"
 
 namespace cohort::inject {
+
+std::atomic<bool> detail::g_armed{false};
+
 namespace {
 
-std::atomic<bool> g_armed{false};
 std::atomic<bool> g_held{false};
 std::mutex g_mu;
 std::vector<Entry> g_points;  // entries with `at`, for this rank
@@ -72,7 +74,7 @@ void arm(int world_rank) {
       g_hits.push_back(0);
     }
   }
-  if (!g_points.empty()) g_armed.store(true);
+  if (!g_points.empty()) detail::g_armed.store(true);
   if (timed.empty()) return;
   std::sort(timed.begin(), timed.end(), [](const Entry &a, const Entry &b) { return a.after_ms < b.after_ms; });
   std::thread([timed] {
@@ -88,8 +90,8 @@ void arm(int world_rank) {
 
 void hold(bool on) { g_held.store(on); }
 
-void point(const char *name) {
-  if (!g_armed.load(std::memory_order_relaxed) || g_held.load(std::memory_order_relaxed)) return;
+void detail::point_armed(const char *name) {
+  if (g_held.load(std::memory_order_relaxed)) return;
   const Entry *hit = nullptr;
   {
     std::lock_guard<std::mutex> lock(g_mu);

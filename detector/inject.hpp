@@ -12,6 +12,7 @@
 // signal=STOP pauses the whole process (every thread); with cont_ms=D a helper process forked at MPI_Init
 // sends it SIGCONT D ms later (without cont_ms, something outside must send SIGCONT).
 #pragma once
+#include <atomic>
 
 namespace cohort::inject {
 
@@ -19,8 +20,15 @@ namespace cohort::inject {
 /// On a malformed value: one line naming the variable, exit code 2.
 void arm(int world_rank);
 
-/// A named test hook. Cheap when nothing is armed for this rank (one relaxed atomic load).
-void point(const char *name);
+namespace detail {
+extern std::atomic<bool> g_armed;  // an entry with `at` names this rank
+void point_armed(const char *name);
+}  // namespace detail
+
+/// A named test hook. Cheap when nothing is armed for this rank (one inlined relaxed atomic load).
+inline void point(const char *name) {
+  if (detail::g_armed.load(std::memory_order_relaxed)) detail::point_armed(name);
+}
 
 /// While held (from the MPI_Init wrappers), point() neither counts nor fires. Thread-safe.
 void hold(bool on);

@@ -21,6 +21,11 @@
 #include "detector/stats.hpp"
 
 namespace cohort::detector {
+
+namespace detail {
+std::atomic<std::uint64_t> g_failure_epoch{0};
+}  // namespace detail
+
 namespace {
 
 constexpr int kTag = 7;               // the private communicator carries only detector traffic
@@ -65,7 +70,6 @@ class Runtime {
   std::vector<int> order;
   std::unique_ptr<std::atomic<std::uint8_t>[]> flags;
   std::unique_ptr<std::atomic<Time>[]> learned_at;
-  std::atomic<std::uint64_t> epoch{0};
   std::vector<std::function<void(int)>> listeners;
   std::vector<std::function<void()>> hooks;
   std::atomic<std::uint64_t> hooks_gen{0};
@@ -115,7 +119,7 @@ void Runtime::publish(const std::vector<Event> &events) {
       learned_at[e.rank].store(monotonic_us());
       order.push_back(e.rank);
       listener_queue.push_back(e.rank);
-      epoch.store(order.size(), std::memory_order_release);
+      detail::g_failure_epoch.store(order.size(), std::memory_order_release);
     }
     switch (e.how) {
       case How::suspected:
@@ -366,7 +370,6 @@ bool running() { return g.running.load(); }
 int world_rank() { return g.rank; }
 int world_size() { return g.size; }
 
-std::uint64_t failure_epoch() { return g.epoch.load(std::memory_order_acquire); }
 
 bool is_failed(int world_rank) {
   if (world_rank < 0 || world_rank >= g.size || !g.flags) return false;

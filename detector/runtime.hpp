@@ -3,6 +3,7 @@
 //
 // Ranks are MPI_COMM_WORLD ranks. All functions are thread-safe. The failed set only grows.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -24,8 +25,13 @@ bool running();
 int world_rank();
 int world_size();
 
-/// Number of ranks known dead. Cheap (one atomic load): poll it and look closer only when it changes.
-std::uint64_t failure_epoch();
+namespace detail {
+extern std::atomic<std::uint64_t> g_failure_epoch;  // written by the detector thread only
+}  // namespace detail
+
+/// Number of ranks known dead. Cheap (one inlined atomic load): poll it and look closer only when it
+/// changes.
+inline std::uint64_t failure_epoch() { return detail::g_failure_epoch.load(std::memory_order_acquire); }
 bool is_failed(int world_rank);
 /// Dead ranks in the order this rank learned of them.
 std::vector<int> failed_ranks();

@@ -13,27 +13,15 @@ namespace cohort::wrap {
 namespace {
 constexpr int kCalls = static_cast<int>(CallId::count_);
 
-// NOTE: one block of counters per thread, written only by its thread (a load and a store, no atomic
-// read-modify-write: this is on every wrapped call's path) and summed by cohort_call_count. Blocks are
-// never freed, so the calls of threads that ended still count.
-struct Counters {
-  std::atomic<long> n[kCalls];
-};
+// NOTE: one block of counters per thread (wrap/calls.h), written only by its thread and summed here.
+// Blocks are never freed, so the calls of threads that ended still count.
 std::mutex g_counters_mu;
-std::vector<Counters *> g_counters;  // guarded by g_counters_mu
-thread_local Counters *t_counters = nullptr;
-
-Counters *thread_counters() {
-  auto *c = new Counters();
-  std::lock_guard<std::mutex> lock(g_counters_mu);
-  g_counters.push_back(c);
-  return c;
-}
+std::vector<CallCounters *> g_counters;  // guarded by g_counters_mu
 
 long total(int i) {
   std::lock_guard<std::mutex> lock(g_counters_mu);
   long sum = 0;
-  for (const Counters *c : g_counters) sum += c->n[i].load(std::memory_order_relaxed);
+  for (const CallCounters *c : g_counters) sum += c->n[i].load(std::memory_order_relaxed);
   return sum;
 }
 const char *const kNames[] = {
@@ -43,11 +31,11 @@ const char *const kNames[] = {
 };
 }  // namespace
 
-void count_call(CallId id) {
-  Counters *c = t_counters;
-  if (c == nullptr) c = t_counters = thread_counters();
-  std::atomic<long> &n = c->n[static_cast<int>(id)];
-  n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+CallCounters *new_thread_counters() {
+  auto *c = new CallCounters();
+  std::lock_guard<std::mutex> lock(g_counters_mu);
+  g_counters.push_back(c);
+  return c;
 }
 
 }  // namespace cohort::wrap

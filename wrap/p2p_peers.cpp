@@ -69,8 +69,7 @@ int world_rank(MPI_Comm comm, int rank) {
   return with_map(comm, [rank](const PeerMap &m) { return m.world_rank(rank); });
 }
 
-bool peer_dead(MPI_Comm comm, int rank) {
-  if (detector::failure_epoch() == 0 || rank == MPI_PROC_NULL) return false;
+bool peer_dead_after_failures(MPI_Comm comm, int rank) {
   if (rank == MPI_ANY_SOURCE) {
     return with_map(comm, [](const PeerMap &m) { return m.no_live_sender(is_failed); });
   }

@@ -4,6 +4,8 @@
 #pragma once
 #include <mpi.h>
 
+#include "detector/runtime.hpp"
+
 namespace cohort::wrap::p2p {
 
 /// The MPI_COMM_WORLD rank of `rank` of comm (of comm's remote group for an intercommunicator), or -1 when
@@ -14,7 +16,10 @@ int world_rank(MPI_Comm comm, int rank);
 
 /// True when comm's peer `rank` is known dead. MPI_PROC_NULL and ranks outside MPI_COMM_WORLD: false.
 /// MPI_ANY_SOURCE: true when no peer but the caller can send any more (every other member is dead).
-/// One atomic load when no rank has died yet. Thread-safe.
-bool peer_dead(MPI_Comm comm, int rank);
+/// One inlined atomic load when no rank has died yet. Thread-safe.
+bool peer_dead_after_failures(MPI_Comm comm, int rank);
+inline bool peer_dead(MPI_Comm comm, int rank) {
+  return detector::failure_epoch() != 0 && rank != MPI_PROC_NULL && peer_dead_after_failures(comm, rank);
+}
 
 }  // namespace cohort::wrap::p2p

@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "wrap/calls.h"
@@ -48,9 +49,25 @@ void retrack(int n, const MPI_Request *reqs, const std::vector<Op> &ops) {
 extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   count_call(CallId::MPI_Send);
   if (dest == MPI_PROC_NULL) return PMPI_Send(buf, count, type, dest, tag, comm);
+  int first = 0;
+  if (cohort::detector::failure_epoch() == 0) {
+    // NOTE: the fast path while no rank is known dead (no peer can be): post, spin, and only build the
+    // record and the watch if the send does not complete at once. An MPI error falls into the loop below.
+    MPI_Request req;
+    int rc = PMPI_Isend(buf, count, type, dest, tag, comm, &req);
+    if (rc == MPI_SUCCESS) {
+      cohort::inject::point("send.posted");
+      if (!p2p::spin(&req, MPI_STATUS_IGNORE, &rc)) {
+        Op op = p2p::make_op(Dir::send, dest, tag, comm, "MPI_Send");
+        rc = p2p::complete(&req, op, MPI_STATUS_IGNORE);
+      }
+    }
+    if (rc == MPI_SUCCESS || rc == cohort::wrap::err_proc_failed_code() || p2p::send_retries() == 0) return rc;
+    first = 1;
+  }
   // NOTE: Legio re-posts a send that MPI failed (transient trouble); MPI only returns such errors under
   // MPI_ERRORS_RETURN. A dead peer is not retried here: the request layer re-tests its send instead.
-  for (int attempt = 0;; ++attempt) {
+  for (int attempt = first;; ++attempt) {
     Op op = p2p::make_op(Dir::send, dest, tag, comm, "MPI_Send");
     MPI_Request req;
     int rc = p2p::post_send(buf, count, type, op, &req);
@@ -68,6 +85,8 @@ extern "C" int __wrap_MPI_Recv(void *buf, int count, MPI_Datatype type, int sour
   MPI_Request req;
   int rc = p2p::post_recv(buf, count, type, op, &req);
   if (rc != MPI_SUCCESS) return rc;
+  // NOTE: a short spin with the caller's status first (the fast path while no rank is known dead).
+  if (cohort::detector::failure_epoch() == 0 && p2p::spin(&req, status, &rc)) return rc;
   return p2p::complete(&req, op, status);
 }
 
@@ -113,9 +132,15 @@ extern "C" int __wrap_MPI_Wait(MPI_Request *req, MPI_Status *status) {
   count_call(CallId::MPI_Wait);
   if (*req == MPI_REQUEST_NULL) return PMPI_Wait(req, status);
   auto rec = p2p::untrack(*req);
+  int rc = MPI_SUCCESS;
+  // NOTE: the fast path while no rank is known dead: a short spin with the caller's status.
+  if (cohort::detector::failure_epoch() == 0 && p2p::spin(req, status, &rc)) {
+    if (*req != MPI_REQUEST_NULL && rec) p2p::track(*req, *rec);  // MPI failed it and left it active
+    return rc;
+  }
   Op op = rec ? *rec : Op{};
   op.call = "MPI_Wait";
-  int rc = p2p::complete(req, op, status);
+  rc = p2p::complete(req, op, status);
   if (*req != MPI_REQUEST_NULL && rec) p2p::track(*req, op);
   return rc;
 }

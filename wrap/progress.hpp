@@ -20,8 +20,8 @@ enum class WaitResult { completed, broken, revoked };
 
 /// Polls *req (PMPI_Test) until it completes (returns completed, *req is MPI_REQUEST_NULL, *status is
 /// filled if not MPI_STATUS_IGNORE) or the watch fires (returns broken or revoked; *req is left active:
-/// the caller cancels it, frees it, or abandons it). Spins for 20 µs, then calls sched_yield between
-/// polls up to 1 ms, then sleeps 50 µs between polls, so that the detector thread keeps running on
+/// the caller cancels it, frees it, or abandons it). Spins for 20 µs, then calls sched_yield every 8th
+/// poll up to 1 ms, then sleeps 50 µs between polls, so that the detector thread keeps running on
 /// oversubscribed cores. Handles EINTR.
 /// Thread-safe for distinct requests.
 WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch);

@@ -23,7 +23,6 @@
 namespace cohort::wrap::p2p {
 namespace {
 
-constexpr int kInlineSpins = 64;  // MPI_Test calls before complete() sets up its watch
 
 RequestTable<MPI_Request, Op> g_table;
 
@@ -217,16 +216,6 @@ int send_retries() {
   return n;
 }
 
-Op make_op(Dir dir, int peer, int tag, MPI_Comm comm, const char *call) {
-  Op op;
-  op.dir = dir;
-  op.peer = peer;
-  op.tag = tag;
-  op.comm = comm;
-  op.call = call;
-  return op;
-}
-
 bool dead(const Op &op) {
   if (op.dir == Dir::none) return false;
   return op.stage != Stage::posted || peer_dead(op.comm, op.peer);
@@ -262,11 +251,7 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status) {
     };
     // NOTE: a short spin without the watch first (most small-message completions come within it); it
     // stops as soon as the detector learns of any failure, and the watch below then judges the peer.
-    std::uint64_t epoch = detector::failure_epoch();
-    for (int i = 0; i <= kInlineSpins; ++i) {
-      if (test()) return rc;
-      if (detector::failure_epoch() != epoch) break;
-    }
+    if (spin(req, st, &rc)) return rc;
     if (wait_until(std::ref(test), watch_for([&op] { return dead(op); })) == WaitResult::completed) return rc;
   }
   return raise_if_failed(op, finish_dead(req, op, st));

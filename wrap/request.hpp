@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "detector/runtime.hpp"
+
 namespace cohort::wrap::p2p {
 
 /// none: a request cohort did not start (a collective's, a persistent one): completed as MPI would,
@@ -49,7 +51,15 @@ struct Op {
 /// that MPI failed. Read once; an invalid value: one line naming the variable, exit code 2.
 int send_retries();
 
-Op make_op(Dir dir, int peer, int tag, MPI_Comm comm, const char *call);
+inline Op make_op(Dir dir, int peer, int tag, MPI_Comm comm, const char *call) {
+  Op op;
+  op.dir = dir;
+  op.peer = peer;
+  op.tag = tag;
+  op.comm = comm;
+  op.call = call;
+  return op;
+}
 
 /// True when op can never complete by itself: its peer is known dead (MPI_ANY_SOURCE: no rank of the
 /// communicator but the caller can send) or it was already withdrawn. Never true for Dir::none.
@@ -60,6 +70,24 @@ bool dead(const Op &op);
 int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req);
 /// Starts a receive (PMPI_Irecv; test hook "recv.posted"), also from a dead rank: its message may be here.
 int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req);
+
+/// MPI_Test calls a blocking completion makes before it sets up its watch of the detector.
+constexpr int kInlineSpins = 64;
+
+/// The first part of a blocking completion while no failure is known: up to kInlineSpins PMPI_Test calls
+/// on *req (stopping at once if the detector learns of a failure). True when MPI completed *req or failed
+/// the test (*rc holds MPI's code); false when *req is still active and the caller must go on with
+/// complete(). Builds no record: the blocking wrappers' fast path (inlined).
+inline bool spin(MPI_Request *req, MPI_Status *status, int *rc) {
+  const std::uint64_t epoch = detector::failure_epoch();
+  for (int i = 0; i < kInlineSpins; ++i) {
+    int done = 0;
+    *rc = PMPI_Test(req, &done, status);
+    if (done || *rc != MPI_SUCCESS) return true;
+    if (detector::failure_epoch() != epoch) return false;
+  }
+  return false;
+}
 
 /// Blocking completion (MPI_Wait semantics) of the active request *req described by op. Returns MPI's
 /// code, or the policy's outcome (see above); *req is MPI_REQUEST_NULL on return unless MPI failed.

@@ -55,25 +55,59 @@ TEST(RequestTable, ConcurrentThreadsLeaveNoRecord) {
   EXPECT_EQ(t.size(), 0u);
 }
 
-TEST(RequestTable, FullBucketSpillsIntoTheMapAndBack) {
-  Table t(1);  // one bucket: 8 slots, then the map
-  for (long h = 0; h < 20; ++h) EXPECT_FALSE(t.put(h, "r" + std::to_string(h)));
-  EXPECT_EQ(t.size(), 20u);
-  EXPECT_EQ(t.spilled(), 20u - Table::kSlotsPerBucket);
-  for (long h = 0; h < 20; ++h) {
-    ASSERT_TRUE(t.find(h).has_value()) << h;
-    EXPECT_EQ(*t.find(h), "r" + std::to_string(h));
+TEST(RequestTable, TakenSlotsSpillIntoTheMapAndBack) {
+  Table t;
+  const long n = 4 * static_cast<long>(Table::kSlots);  // more handles than one segment has slots
+  for (long h = 0; h < n; ++h) EXPECT_FALSE(t.put(h * 7919, "r" + std::to_string(h)));
+  EXPECT_EQ(t.size(), static_cast<std::size_t>(n));
+  EXPECT_GE(t.spilled(), static_cast<std::size_t>(n) - Table::kSlots);
+  for (long h = 0; h < n; ++h) {
+    auto r = t.find(h * 7919);
+    ASSERT_TRUE(r.has_value()) << h;
+    EXPECT_EQ(*r, "r" + std::to_string(h));
   }
-  EXPECT_TRUE(t.put(15, "again"));  // a spilled record is replaced too
-  EXPECT_EQ(t.size(), 20u);
-  EXPECT_EQ(*t.take(15), "again");
-  for (long h = 0; h < 20; ++h) {
-    if (h != 15) EXPECT_EQ(*t.take(h), "r" + std::to_string(h));
+  EXPECT_TRUE(t.put(15 * 7919, "again"));  // replaced wherever it is
+  EXPECT_EQ(t.size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(*t.take(15 * 7919), "again");
+  for (long h = 0; h < n; ++h) {
+    if (h != 15) EXPECT_EQ(*t.take(h * 7919), "r" + std::to_string(h)) << h;
   }
   EXPECT_EQ(t.size(), 0u);
   EXPECT_EQ(t.spilled(), 0u);
-  EXPECT_FALSE(t.put(99, "x"));  // the bucket is free again
+  EXPECT_FALSE(t.put(99, "x"));  // its slot is free again
   EXPECT_EQ(t.spilled(), 0u);
+}
+
+TEST(RequestTable, HandlePassedToAnotherThread) {
+  Table t;
+  std::thread([&t] { t.put(42, "old"); }).join();  // left behind: completed behind cohort's back
+  std::thread([&t] { EXPECT_TRUE(t.put(42, "new")); }).join();  // MPI recycled the value on another thread
+  EXPECT_EQ(t.size(), 1u);
+  std::thread([&t] { t.put(7, "sent by a worker"); }).join();
+  EXPECT_EQ(*t.find(7), "sent by a worker");
+  EXPECT_EQ(*t.take(7), "sent by a worker");  // completed by the main thread
+  EXPECT_EQ(*t.take(42), "new");
+  EXPECT_EQ(t.size(), 0u);
+}
+
+TEST(RequestTable, MoreThreadsThanSegments) {
+  Table t;
+  std::vector<std::thread> threads;
+  for (int k = 0; k < static_cast<int>(Table::kMaxSegments) + 8; ++k) {
+    threads.emplace_back([&t, k] {
+      for (long i = 0; i < 200; ++i) {
+        long h = k * 100000 + i;
+        t.put(h, std::to_string(h));
+        auto r = t.take(h);
+        if (!r || *r != std::to_string(h)) std::abort();
+      }
+      t.put(k * 100000 - 1, "kept");
+    });
+  }
+  for (auto &th : threads) th.join();
+  EXPECT_EQ(t.size(), Table::kMaxSegments + 8);
+  for (int k = 0; k < static_cast<int>(Table::kMaxSegments) + 8; ++k) EXPECT_EQ(*t.take(k * 100000 - 1), "kept");
+  EXPECT_EQ(t.size(), 0u);
 }
 
 TEST(RequestTable, HandlesOfEveryBitPatternAreDistinct) {
@@ -85,13 +119,15 @@ TEST(RequestTable, HandlesOfEveryBitPatternAreDistinct) {
   EXPECT_EQ(t.size(), 0u);
 }
 
-TEST(RequestTable, ConcurrentThreadsSharingOneBucket) {
-  Table t(1);
+TEST(RequestTable, ConcurrentThreadsWithCollidingHandles) {
+  Table t;
   std::vector<std::thread> threads;
   for (int k = 0; k < 4; ++k) {
     threads.emplace_back([&t, k] {
       for (long i = 0; i < 5000; ++i) {
-        long h[3] = {k * 100000 + 3 * i, k * 100000 + 3 * i + 1, k * 100000 + 3 * i + 2};
+        // NOTE: distinct values on every thread (MPI's rule), and slots shared by threads and handles
+        long h[3];
+        for (long j = 0; j < 3; ++j) h[j] = ((k * 100000 + i) * 3 + j) * 256;
         for (long x : h) t.put(x, std::to_string(x));
         for (long x : h) {
           auto r = t.find(x);

@@ -52,13 +52,7 @@ struct Op {
 int send_retries();
 
 inline Op make_op(Dir dir, int peer, int tag, MPI_Comm comm, const char *call) {
-  Op op;
-  op.dir = dir;
-  op.peer = peer;
-  op.tag = tag;
-  op.comm = comm;
-  op.call = call;
-  return op;
+  return Op{dir, Stage::posted, peer, tag, comm, call};
 }
 
 /// True when op can never complete by itself: its peer is known dead (MPI_ANY_SOURCE: no rank of the

@@ -370,7 +370,6 @@ bool running() { return g.running.load(); }
 int world_rank() { return g.rank; }
 int world_size() { return g.size; }
 
-
 bool is_failed(int world_rank) {
   if (world_rank < 0 || world_rank >= g.size || !g.flags) return false;
   return g.flags[world_rank].load(std::memory_order_acquire) != 0;

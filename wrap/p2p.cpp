@@ -53,6 +53,8 @@ extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, in
   if (cohort::detector::failure_epoch() == 0) {
     // NOTE: the fast path while no rank is known dead (no peer can be): post, spin, and only build the
     // record and the watch if the send does not complete at once. An MPI error falls into the loop below.
+    // It duplicates the start of post_send + complete on purpose: without these fast paths (here, in
+    // MPI_Recv and MPI_Wait) MPICH's 8 B ping-pong measured 1.11-1.16x, with them 1.02-1.06x.
     MPI_Request req;
     int rc = PMPI_Isend(buf, count, type, dest, tag, comm, &req);
     if (rc == MPI_SUCCESS) {

@@ -12,8 +12,8 @@
 namespace cohort::wrap {
 namespace {
 
-// NOTE: spin for latency, then yield now and then, then sleep: the detector thread and, when oversubscribed, other
-// ranks share these cores; a rank that spins forever delays heartbeats into false suspicions. The spin
+// NOTE: spin for latency, then yield now and then, then sleep: the detector thread and, when
+// oversubscribed, other ranks share these cores; a rank that spins forever delays heartbeats into false suspicions. The spin
 // is measured in time, not polls: a fixed 64 polls (~3 µs) made MPICH's 64 KiB Bcast ~1 µs slower than
 // the same call polled without yielding (bench/overhead, 2 ranks). Open MPI yields inside its own
 // progress when oversubscribed, so its polls are not pure spins either way.

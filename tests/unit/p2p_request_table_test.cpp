@@ -12,6 +12,14 @@ namespace {
 
 using Table = cohort::wrap::RequestTable<long, std::string>;
 
+// Runs body(k) on n threads at once, k = 0 .. n-1, and joins them.
+template <typename Body>
+void on_threads(int n, Body body) {
+  std::vector<std::thread> threads;
+  for (int k = 0; k < n; ++k) threads.emplace_back(body, k);
+  for (auto &th : threads) th.join();
+}
+
 TEST(RequestTable, PutFindTake) {
   Table t;
   EXPECT_EQ(t.size(), 0u);
@@ -40,18 +48,14 @@ TEST(RequestTable, RecycledHandleReplacesStaleRecord) {
 
 TEST(RequestTable, ConcurrentThreadsLeaveNoRecord) {
   Table t;
-  std::vector<std::thread> threads;
-  for (int k = 0; k < 4; ++k) {
-    threads.emplace_back([&t, k] {
-      for (long i = 0; i < 5000; ++i) {
-        long h = k * 100000 + i;
-        t.put(h, "r");
-        if (!t.find(h)) std::abort();
-        if (!t.take(h)) std::abort();
-      }
-    });
-  }
-  for (auto &th : threads) th.join();
+  on_threads(4, [&t](int k) {
+    for (long i = 0; i < 5000; ++i) {
+      long h = k * 100000 + i;
+      t.put(h, "r");
+      if (!t.find(h)) std::abort();
+      if (!t.take(h)) std::abort();
+    }
+  });
   EXPECT_EQ(t.size(), 0u);
 }
 
@@ -92,19 +96,15 @@ TEST(RequestTable, HandlePassedToAnotherThread) {
 
 TEST(RequestTable, MoreThreadsThanSegments) {
   Table t;
-  std::vector<std::thread> threads;
-  for (int k = 0; k < static_cast<int>(Table::kMaxSegments) + 8; ++k) {
-    threads.emplace_back([&t, k] {
-      for (long i = 0; i < 200; ++i) {
-        long h = k * 100000 + i;
-        t.put(h, std::to_string(h));
-        auto r = t.take(h);
-        if (!r || *r != std::to_string(h)) std::abort();
-      }
-      t.put(k * 100000 - 1, "kept");
-    });
-  }
-  for (auto &th : threads) th.join();
+  on_threads(static_cast<int>(Table::kMaxSegments) + 8, [&t](int k) {
+    for (long i = 0; i < 200; ++i) {
+      long h = k * 100000 + i;
+      t.put(h, std::to_string(h));
+      auto r = t.take(h);
+      if (!r || *r != std::to_string(h)) std::abort();
+    }
+    t.put(k * 100000 - 1, "kept");
+  });
   EXPECT_EQ(t.size(), Table::kMaxSegments + 8);
   for (int k = 0; k < static_cast<int>(Table::kMaxSegments) + 8; ++k) EXPECT_EQ(*t.take(k * 100000 - 1), "kept");
   EXPECT_EQ(t.size(), 0u);
@@ -121,26 +121,22 @@ TEST(RequestTable, HandlesOfEveryBitPatternAreDistinct) {
 
 TEST(RequestTable, ConcurrentThreadsWithCollidingHandles) {
   Table t;
-  std::vector<std::thread> threads;
-  for (int k = 0; k < 4; ++k) {
-    threads.emplace_back([&t, k] {
-      for (long i = 0; i < 5000; ++i) {
-        // NOTE: distinct values on every thread (MPI's rule), and slots shared by threads and handles
-        long h[3];
-        for (long j = 0; j < 3; ++j) h[j] = ((k * 100000 + i) * 3 + j) * 256;
-        for (long x : h) t.put(x, std::to_string(x));
-        for (long x : h) {
-          auto r = t.find(x);
-          if (!r || *r != std::to_string(x)) std::abort();
-        }
-        for (long x : h) {
-          auto r = t.take(x);
-          if (!r || *r != std::to_string(x)) std::abort();
-        }
+  on_threads(4, [&t](int k) {
+    for (long i = 0; i < 5000; ++i) {
+      // NOTE: distinct values on every thread (MPI's rule), and slots shared by threads and handles
+      long h[3];
+      for (long j = 0; j < 3; ++j) h[j] = ((k * 100000 + i) * 3 + j) * 256;
+      for (long x : h) t.put(x, std::to_string(x));
+      for (long x : h) {
+        auto r = t.find(x);
+        if (!r || *r != std::to_string(x)) std::abort();
       }
-    });
-  }
-  for (auto &th : threads) th.join();
+      for (long x : h) {
+        auto r = t.take(x);
+        if (!r || *r != std::to_string(x)) std::abort();
+      }
+    }
+  });
   EXPECT_EQ(t.size(), 0u);
   EXPECT_EQ(t.spilled(), 0u);
 }

@@ -1,6 +1,8 @@
 /* Exit-code rules of cohort-run, without any cohort recovery involved:
  *   launcher_exit kill R   rank R dies by SIGKILL after a barrier; the others exit 0 without more MPI
- *   launcher_exit fail R   rank R exits 1 after a barrier; the others exit 0 */
+ *   launcher_exit fail R   rank R exits 1 after a barrier; the others exit 0
+ * Each launch runs under a hard timeout of 60 s (TIMEOUT 60 in tests/mpi/CMakeLists.txt: cohort-run's
+ * --timeout and ctest's own). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,6 +8,7 @@ cohort_p2p_program(p2p_equivalence p2p_equivalence.cpp)
 cohort_mpi_test(p2p.equivalence PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:p2p_equivalence>)
 cohort_mpi_test(p2p.equivalence_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:p2p_equivalence>)
 
+if(COHORT_BUILD_EXAMPLES)
 # --- the bag-of-tasks example: with cohort, and the same source built without it ---
 set(BAG_INPUT ${PROJECT_SOURCE_DIR}/examples/bag_of_tasks_items.txt)
 set(BAG_OK "^bag_of_tasks: all 240 tasks scored" "^bag_of_tasks: verified")
@@ -19,6 +20,7 @@ cohort_mpi_test(examples.bag_of_tasks_without_cohort PART examples NP 4 TIMEOUT 
 add_test(NAME build.bag_of_tasks_links_without_cohort
   COMMAND sh -c "! nm \"$1\" | grep -E 'cohort|__wrap_'" sh $<TARGET_FILE:bag_of_tasks_plain>)
 set_tests_properties(build.bag_of_tasks_links_without_cohort PROPERTIES LABELS "unit;build" TIMEOUT 30)
+endif()
 
 # --- dead peers (tests/mpi/p2p_faults.cpp) ---
 cohort_p2p_program(p2p_faults p2p_faults.cpp)
@@ -70,6 +72,7 @@ cohort_mpi_test(p2p.waitall_two_of_four_peers_die PART wrap NP 5 NP_MPICH 4 TIME
 cohort_mpi_test(p2p.waitall_two_of_four_peers_die_error PART wrap NP 5 NP_MPICH 4 TIMEOUT 60 PASS ${P2P_WAITALL_PASS}
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER=error P2P_SEND=error P2P_RECV=error COMMAND $<TARGET_FILE:p2p_faults> waitall)
 
+if(COHORT_BUILD_EXAMPLES)
 # --- the bag of tasks with workers killed at random points of their work: 20 seeded runs (10 with one
 # worker killed, 10 with two). A victim kills itself at its k-th result send (hook send.posted) or k-th
 # task receive (hook recv.posted), k in 2..30 from the seed: always while the bag is being worked, never
@@ -106,3 +109,4 @@ foreach(seed RANGE 1 20)
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/p2p_inject.sh ${spec} $<TARGET_FILE:bag_of_tasks>
             --input ${BAG_INPUT} --panel 48)
 endforeach()
+endif()

@@ -74,6 +74,8 @@ if(NOT COHORT_MPI_NAME STREQUAL "mpich")
     COMMAND ${_wf} split during:4 before:1 none)
 endif()
 
+# The example programs exist only with COHORT_BUILD_EXAMPLES (tests/consumer/options_configure.sh).
+if(COHORT_BUILD_EXAMPLES)
 # --- examples: EP verifies fault-free; under one and two kills the survivors' sums are exact ---
 cohort_test_program(examples_ep examples_ep.c)
 target_link_libraries(examples_ep PRIVATE ep_kernel)
@@ -99,7 +101,7 @@ cohort_mpi_test(examples.montecarlo_pi_one_killed PART examples NP 4 TIMEOUT 60
   EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 3 of 4 ranks \\(failed: 2\\)$"
   "^round [0-9]+ of 200: 3 of 4 ranks contributed$"
   COMMAND $<TARGET_FILE:montecarlo_pi> 200 200000)
-
+endif()
 
 # --- wrap: MPI_Abort stops the whole job (the others wait in a barrier that cannot complete) ---
 cohort_test_program(wrap_abort wrap_abort.c)

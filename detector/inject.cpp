@@ -17,6 +17,7 @@
 #include "detector/env.hpp"
 #include "detector/inject_parse.hpp"
 #include "detector/log.hpp"
+#include "detector/run_status.hpp"
 
 namespace cohort::inject {
 
@@ -25,6 +26,7 @@ std::atomic<bool> detail::g_armed{false};
 namespace {
 
 std::atomic<bool> g_held{false};
+std::atomic<int> g_rank{-1};
 std::mutex g_mu;
 std::vector<Entry> g_points;  // entries with `at`, for this rank
 std::vector<int> g_hits;
@@ -50,6 +52,8 @@ void fork_resumer(long delay_ms) {
 }
 
 void fire(const Entry &e, const char *where) {
+  // NOTE: the record tells cohort-run that this signal death is the test's, not a crash of the program.
+  run_status::put("injected", g_rank.load(), e.signal == SIGKILL ? "KILL" : "STOP");
   COHORT_LOG_WARN("inject: raising SIG%s %s (COHORT_INJECT_FAILURE)", e.signal == SIGKILL ? "KILL" : "STOP", where);
   raise(e.signal);
 }
@@ -57,6 +61,7 @@ void fire(const Entry &e, const char *where) {
 }  // namespace
 
 void arm(int world_rank) {
+  g_rank.store(world_rank);
   auto text = env::get("COHORT_INJECT_FAILURE");
   if (!text) return;
   std::vector<Entry> entries;

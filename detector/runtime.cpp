@@ -17,6 +17,7 @@
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/ring_detector.hpp"
+#include "detector/run_status.hpp"
 #include "detector/settings.hpp"
 #include "detector/stats.hpp"
 
@@ -108,6 +109,7 @@ void Runtime::publish(const std::vector<Event> &events) {
   for (const Event &e : events) {
     Time at_ms = (monotonic_us() - t0) / 1000;
     if (e.kind == Event::self_fenced) {
+      run_status::put("fenced", rank, std::string("a message from rank ") + std::to_string(e.from) + " (" + how_name(e.how) + ")");
       log::fatal(COHORT_EXIT_FENCED,
                  "fenced: rank %d reports that the survivors declared this rank failed (%s, %lld ms since start); "
                  "exiting with code %d",
@@ -121,6 +123,7 @@ void Runtime::publish(const std::vector<Event> &events) {
       listener_queue.push_back(e.rank);
       detail::g_failure_epoch.store(order.size(), std::memory_order_release);
     }
+    run_status::append_line("failed", rank, std::to_string(e.rank));
     switch (e.how) {
       case How::suspected:
         COHORT_LOG_WARN("rank %d suspected after %lld ms (timeout %ld ms), %lld ms since start", e.rank,
@@ -383,6 +386,7 @@ std::vector<int> failed_ranks() {
 void declare_failed(int world_rank) {
   if (world_rank < 0 || world_rank >= g.size) return;
   if (world_rank == g.rank) {
+    run_status::put("fenced", g.rank, "declared failed by cohort");
     log::fatal(COHORT_EXIT_FENCED, "fenced: cohort declared this rank failed; exiting with code %d", COHORT_EXIT_FENCED);
   }
   std::vector<Event> events;

@@ -23,6 +23,7 @@
 #include "cohort/cohort.h"
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
+#include "detector/run_status.hpp"
 #include "detector/runtime.hpp"
 #include "repair/engine.hpp"
 #include "repair/repair.hpp"
@@ -149,6 +150,7 @@ void require_transport_locked(const char *call) {
 }
 
 [[noreturn]] void fence() {
+  run_status::put("fenced", detector::world_rank(), "the survivors agreed that this rank is dead");
   COHORT_LOG_ERROR("repair: the survivors agreed that this rank is dead; exiting (self-fencing)");
   std::_Exit(COHORT_EXIT_FENCED);
 }

@@ -5,6 +5,7 @@
 
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
+#include "detector/run_status.hpp"
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
 #include "wrap/calls.h"
@@ -26,6 +27,9 @@ int init_common(int *argc, char ***argv, int *provided) {
   if (!log::configure_from_env()) {
     log::fatal(2, "MPI_Init: invalid COHORT_LOG (expected error, warn, info or debug)");
   }
+  // NOTE: cohort-run stops the job when a rank ends before its init-done record while another one waits
+  // in MPI_Init (which would otherwise wait for it forever, under both MPIs).
+  run_status::put("init-begin", run_status::launcher_rank(), "");
   int got = MPI_THREAD_SINGLE;
   // NOTE: the detector thread calls MPI concurrently with the program, so cohort always asks for
   // MPI_THREAD_MULTIPLE, whatever the program asked for.
@@ -40,6 +44,7 @@ int init_common(int *argc, char ***argv, int *provided) {
     COHORT_LOG_WARN("MPI_Init: MPI provides thread level %d, not MPI_THREAD_MULTIPLE; failure detection is off", got);
   }
   detector::start(got >= MPI_THREAD_MULTIPLE);
+  run_status::put("init-done", rank, "");
   inject::hold(true);
   repair::init();
   register_world();

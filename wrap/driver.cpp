@@ -225,7 +225,10 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     Watch watch;
     watch.broken = [&sub] { return sub.any_member_failed(); };
     if (posted) {  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
-      if (wait(&req, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
+      int err = MPI_SUCCESS;
+      WaitResult waited = wait(&req, MPI_STATUS_IGNORE, watch, &err);
+      if (waited == WaitResult::failed) return raise_test_error(alias.handle(), err);  // the program's error, not a failure
+      if (waited == WaitResult::completed) {
         completed = 1;
       } else {
         sub.abandoned.store(true);
@@ -236,7 +239,10 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       MPI_Request confirm = MPI_REQUEST_NULL;
       if (PMPI_Ibarrier(sub.comm, &confirm) == MPI_SUCCESS) {
         inject::point("confirm.posted");
-        if (wait(&confirm, MPI_STATUS_IGNORE, watch) == WaitResult::completed) return MPI_SUCCESS;
+        int err = MPI_SUCCESS;
+        WaitResult waited = wait(&confirm, MPI_STATUS_IGNORE, watch, &err);
+        if (waited == WaitResult::failed) return raise_test_error(alias.handle(), err);
+        if (waited == WaitResult::completed) return MPI_SUCCESS;
         sub.abandoned.store(true);
       }
     }

@@ -67,24 +67,46 @@ WaitResult poll(Test test, const Watch &watch) {
 
 }  // namespace
 
-WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch) {
-  return poll(
+// NOTE: an error of the test (e.g. MPI_ERR_TRUNCATE when a receiver's count is smaller than the root's)
+// ends the wait: the request has completed in error, and the caller must hand the code to the program.
+WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch, int *error) {
+  int rc = MPI_SUCCESS;
+  WaitResult r = poll(
       [&] {
         int done = 0;
-        PMPI_Test(req, &done, status);
-        return done != 0;
+        rc = PMPI_Test(req, &done, status);
+        return done != 0 || rc != MPI_SUCCESS;
       },
       watch);
+  if (r == WaitResult::completed && rc != MPI_SUCCESS) {
+    if (error != nullptr) *error = rc;
+    return WaitResult::failed;
+  }
+  return r;
 }
 
-WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Watch &watch) {
-  return poll(
+WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Watch &watch, int *error) {
+  int rc = MPI_SUCCESS;
+  WaitResult r = poll(
       [&] {
         int done = 0;
-        PMPI_Testall(count, reqs, &done, statuses);
-        return done != 0;
+        rc = PMPI_Testall(count, reqs, &done, statuses);
+        return done != 0 || rc != MPI_SUCCESS;
       },
       watch);
+  if (r == WaitResult::completed && rc != MPI_SUCCESS) {
+    if (error != nullptr) *error = rc;
+    return WaitResult::failed;
+  }
+  return r;
+}
+
+int raise_test_error(MPI_Comm alias, int rc) {
+#ifdef OPEN_MPI
+  if (alias == MPI_COMM_WORLD) return rc;
+#endif
+  PMPI_Comm_call_errhandler(alias, rc);
+  return rc;
 }
 
 WaitResult wait_until(const std::function<bool()> &done, const Watch &watch) { return poll(done, watch); }

@@ -16,18 +16,30 @@ struct Watch {
   MPI_Comm revocable = MPI_COMM_NULL;
 };
 
-enum class WaitResult { completed, broken, revoked };
+/// failed: MPI's test returned an error code (the request completed in error); wait and wait_all store
+/// it in *error.
+enum class WaitResult { completed, broken, revoked, failed };
 
 /// Polls *req (PMPI_Test) until it completes (returns completed, *req is MPI_REQUEST_NULL, *status is
 /// filled if not MPI_STATUS_IGNORE) or the watch fires (returns broken or revoked; *req is left active:
 /// the caller cancels it, frees it, or abandons it). Spins for 20 µs, then calls sched_yield every 8th
 /// poll up to 1 ms, then sleeps 50 µs between polls, so that the detector thread keeps running on
 /// oversubscribed cores. Handles EINTR.
+/// When PMPI_Test returns an error code, returns failed and stores the code in *error (if not null): the
+/// caller passes it to the program's error handler (never swallows it).
 /// Thread-safe for distinct requests.
-WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch);
+WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch, int *error = nullptr);
 
-/// Like wait, over several requests: returns completed when all completed.
-WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Watch &watch);
+/// Like wait, over several requests: returns completed when all completed, failed (the code of
+/// PMPI_Testall, e.g. MPI_ERR_IN_STATUS, in *error) when MPI reports an error.
+WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Watch &watch, int *error = nullptr);
+
+/// Passes rc, an error that wait or wait_all returned for a collective's request on a substitute, to
+/// the error handler of the program's communicator `alias`, once; returns rc.
+/// NOTE: Open MPI 4.1 raises the error of a failed nonblocking collective on MPI_COMM_WORLD's handler
+/// inside MPI_Test itself (its libnbc requests name no communicator): for the alias MPI_COMM_WORLD the
+/// handler has run already, and for another alias Open MPI has also called world's.
+int raise_test_error(MPI_Comm alias, int rc);
 
 /// The same loop for a completion that is not one request, or that needs MPI's return code: polls
 /// done() (e.g. a PMPI_Iprobe, PMPI_Testany, or a PMPI_Test that keeps its return code) until it returns

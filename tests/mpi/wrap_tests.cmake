@@ -106,3 +106,8 @@ endif()
 # --- wrap: MPI_Abort stops the whole job (the others wait in a barrier that cannot complete) ---
 cohort_test_program(wrap_abort wrap_abort.c)
 cohort_mpi_test(wrap.abort_stops_job PART wrap NP 4 TIMEOUT 60 EXIT 3 PASS 0 COMMAND $<TARGET_FILE:wrap_abort>)
+
+# --- wrap: MPI's own errors reach the program's error handler (issue 17, item 1) ---
+cohort_test_program(wrap_errors wrap_errors.c)
+cohort_mpi_test(wrap.bcast_truncation_is_an_error PART wrap NP 4 TIMEOUT 60 PASS 4 ENV ${_wrap_hb}
+  COMMAND $<TARGET_FILE:wrap_errors> bcast-truncate)

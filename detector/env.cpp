@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <algorithm>
 
 namespace cohort::env {
 
@@ -18,6 +19,30 @@ std::optional<long> parse_long(const std::string &text, long lo, long hi) {
   long v = std::strtol(text.c_str(), &end, 10);
   if (errno != 0 || end == text.c_str() || *end != '\0' || v < lo || v > hi) return std::nullopt;
   return v;
+}
+
+std::string closest(const std::string &name, const std::vector<std::string> &candidates) {
+  std::string best;
+  size_t best_d = std::max<size_t>(3, name.size() / 3) + 1;
+  std::vector<size_t> row, prev;
+  for (const std::string &c : candidates) {
+    prev.resize(c.size() + 1);
+    row.resize(c.size() + 1);
+    for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= name.size(); ++i) {
+      row[0] = i;
+      for (size_t j = 1; j <= c.size(); ++j) {
+        size_t sub = prev[j - 1] + (name[i - 1] == c[j - 1] ? 0 : 1);
+        row[j] = std::min({prev[j] + 1, row[j - 1] + 1, sub});
+      }
+      std::swap(row, prev);
+    }
+    if (prev[c.size()] < best_d) {
+      best_d = prev[c.size()];
+      best = c;
+    }
+  }
+  return best;
 }
 
 std::optional<long> get_long(const char *name, long fallback, long lo, long hi) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cohort::env {
 
@@ -15,5 +16,9 @@ std::optional<long> parse_long(const std::string &text, long lo, long hi);
 /// Reads an integer variable: `fallback` when unset; nullopt (invalid) when set but not an integer in
 /// [lo, hi].
 std::optional<long> get_long(const char *name, long fallback, long lo, long hi);
+
+/// The candidate nearest to `name` by edit distance (insertions, deletions, substitutions; ties: the
+/// first), or "" when no candidate is within max(3, |name| / 3) edits (too far to be a typo).
+std::string closest(const std::string &name, const std::vector<std::string> &candidates);
 
 }  // namespace cohort::env

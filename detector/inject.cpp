@@ -60,12 +60,17 @@ void fire(const Entry &e, const char *where) {
 
 }  // namespace
 
-void arm(int world_rank) {
+static std::vector<std::string> g_calls;  // set once at MPI_Init, before arm
+
+void declare_calls(std::vector<std::string> calls) { g_calls = std::move(calls); }
+
+void arm(int world_rank, int world_size) {
   g_rank.store(world_rank);
   auto text = env::get("COHORT_INJECT_FAILURE");
   if (!text) return;
   std::vector<Entry> entries;
   std::string err = parse(*text, &entries);
+  if (err.empty()) err = validate(entries, world_size, known_hooks(g_calls));
   if (!err.empty()) log::fatal(2, "MPI_Init: invalid COHORT_INJECT_FAILURE='%s': %s", text->c_str(), err.c_str());
   std::vector<Entry> timed;
   std::lock_guard<std::mutex> lock(g_mu);

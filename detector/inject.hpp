@@ -13,12 +13,19 @@
 // sends it SIGCONT D ms later (without cont_ms, something outside must send SIGCONT).
 #pragma once
 #include <atomic>
+#include <string>
+#include <vector>
 
 namespace cohort::inject {
 
 /// Parses COHORT_INJECT_FAILURE for this world rank and arms the timed entries (a timer thread).
 /// On a malformed value: one line naming the variable, exit code 2.
-void arm(int world_rank);
+/// Also checks every entry against the job (detector/inject_parse.hpp, validate: ranks in range, hooks
+/// known, the driver's "<call>.posted" hooks taken from declare_calls).
+void arm(int world_rank, int world_size);
+
+/// The wrapped calls whose "<call>.posted" hook the driver passes (from wrap/calls.def); call before arm.
+void declare_calls(std::vector<std::string> calls);
 
 namespace detail {
 extern std::atomic<bool> g_armed;  // an entry with `at` names this rank

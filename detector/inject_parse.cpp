@@ -2,6 +2,9 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "detector/env.hpp"
 
 namespace cohort::inject {
@@ -69,6 +72,33 @@ std::string parse_entry(const std::string &text, Entry *e, std::vector<int> *ran
 }
 
 }  // namespace
+
+std::vector<std::string> known_hooks(const std::vector<std::string> &calls) {
+  std::vector<std::string> hooks = {"agree.started", "agree.contrib", "agree.decide", "agree.view",
+                                    "shrink.create", "shrink.confirm", "revoke.notice", "confirm.posted",
+                                    "send.posted",   "recv.posted"};
+  for (const std::string &c : calls) {
+    std::string h = c.rfind("MPI_", 0) == 0 ? c.substr(4) : c;
+    for (char &ch : h) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    h += ".posted";
+    if (std::find(hooks.begin(), hooks.end(), h) == hooks.end()) hooks.push_back(h);
+  }
+  return hooks;
+}
+
+std::string validate(const std::vector<Entry> &entries, int world_size, const std::vector<std::string> &hooks) {
+  for (const Entry &e : entries) {
+    if (e.rank >= world_size) {
+      return "rank " + std::to_string(e.rank) + " is out of range: the job has " + std::to_string(world_size) +
+             " ranks (0.." + std::to_string(world_size - 1) + ")";
+    }
+    if (!e.at.empty() && std::find(hooks.begin(), hooks.end(), e.at) == hooks.end()) {
+      std::string near = env::closest(e.at, hooks);
+      return "unknown hook '" + e.at + "'" + (near.empty() ? std::string() : " (did you mean " + near + "?)");
+    }
+  }
+  return "";
+}
 
 std::string parse(const std::string &text, std::vector<Entry> *out) {
   out->clear();

@@ -18,4 +18,14 @@ struct Entry {
 /// (unknown key, missing rank, both or neither of after_ms/at, bad number or signal).
 std::string parse(const std::string &text, std::vector<Entry> *out);
 
+/// The test hooks that cohort's own code passes (repair: agree.*, shrink.*, revoke.notice; the driver:
+/// confirm.posted; point-to-point: send.posted, recv.posted), plus "<call>.posted" for each name in
+/// `calls` (e.g. "MPI_Bcast" gives "bcast.posted": the driver's hook after a collective is posted).
+std::vector<std::string> known_hooks(const std::vector<std::string> &calls);
+
+/// Checks parsed entries against the job: every rank in 0..world_size-1, every hook in `hooks`.
+/// Returns "" or one line ("rank 7 is out of range: the job has 4 ranks (0..3)", "unknown hook
+/// 'agree.decid' (did you mean agree.decide?)").
+std::string validate(const std::vector<Entry> &entries, int world_size, const std::vector<std::string> &hooks);
+
 }  // namespace cohort::inject

@@ -353,7 +353,7 @@ void start(bool thread_multiple) {
                      g.settings.period_ms, g.settings.timeout_ms, g.settings.grace_ms, topology::bcast_name(g.settings.bcast),
                      g.settings.shuffle ? "shuffled" : "identity");
   }
-  inject::arm(g.rank);
+  inject::arm(g.rank, g.size);
 }
 
 void stop() {

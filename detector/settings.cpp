@@ -21,6 +21,31 @@ bool read_long(const char *name, long fallback, long lo, long hi, const char *un
 
 }  // namespace
 
+const std::vector<std::string> &known_variables() {
+  static const std::vector<std::string> names = {
+      // read by the runtime (README, "Environment")
+      "COHORT_LOG", "COHORT_HB_PERIOD_MS", "COHORT_HB_TIMEOUT_MS", "COHORT_HB_GRACE_MS", "COHORT_POLL_US",
+      "COHORT_IDLE_POLL_US", "COHORT_BCAST", "COHORT_RING_SHUFFLE", "COHORT_RING_SEED", "COHORT_INJECT_FAILURE",
+      "COHORT_ON_DEAD_ROOT", "COHORT_ON_DEAD_PEER", "COHORT_ON_DEAD_PEER_SEND", "COHORT_ON_DEAD_PEER_RECV",
+      "COHORT_SEND_RETRIES",
+      // set by cohort-run for the ranks, and by the scripts and tests for themselves
+      "COHORT_RUN_ID", "COHORT_RUN_STATUS_DIR", "COHORT_RUN", "COHORT_DEMO_MPI"};
+  return names;
+}
+
+std::vector<std::string> unknown_variables(const std::vector<std::string> &names,
+                                           const std::vector<std::string> &more_known) {
+  std::vector<std::string> known = known_variables();
+  known.insert(known.end(), more_known.begin(), more_known.end());
+  std::vector<std::string> out;
+  for (const std::string &n : names) {
+    if (n.rfind("COHORT_", 0) != 0 || std::find(known.begin(), known.end(), n) != known.end()) continue;
+    std::string near = env::closest(n, known);
+    out.push_back("unknown variable " + n + (near.empty() ? std::string(" (ignored)") : " (ignored; did you mean " + near + "?)"));
+  }
+  return out;
+}
+
 std::string load_settings(Settings *s) {
   std::string err;
   long shuffle = 0, seed = 1;

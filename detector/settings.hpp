@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "topology/ring.hpp"
 
@@ -28,6 +29,16 @@ struct Settings {
   bool shuffle = false;
   std::uint64_t seed = 1;
 };
+
+/// Every COHORT_* variable that cohort reads (the README's table, except the per-call
+/// COHORT_ON_DEAD_ROOT_<CALL>, which the caller adds) or that cohort-run and the scripts set.
+const std::vector<std::string> &known_variables();
+
+/// One warning per name in `names` that starts with COHORT_ and is neither in known_variables() nor in
+/// `more_known`: "unknown variable COHORT_HB_PERIOD (did you mean COHORT_HB_PERIOD_MS?)" (without the
+/// question when nothing is close). Pure: the caller passes the environment's names.
+std::vector<std::string> unknown_variables(const std::vector<std::string> &names,
+                                           const std::vector<std::string> &more_known);
 
 /// Reads the COHORT_* variables above into *out. Returns "" when all are valid, else one line naming the
 /// first invalid variable, its value and what is expected (the caller prefixes the call and exits 2).

@@ -1,26 +1,58 @@
 // MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort: start and stop cohort around the MPI library.
 #include <mpi.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/run_status.hpp"
 #include "detector/runtime.hpp"
+#include "detector/settings.hpp"
 #include "repair/repair.hpp"
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/policy.hpp"
+#include "wrap/request.hpp"
 
 namespace cohort::wrap {
 namespace {
 
-// Reads every dead-root policy variable once, so that an invalid value stops the job at MPI_Init with
-// one line naming the variable, not later in the middle of a failure.
-void check_policies() {
-  const char *rooted[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Scatter"};
-  for (const char *call : rooted) dead_root_policy(call, Policy::abort);
+// Every wrapped call, and those with a root (a parameter named root), from wrap/calls.def.
+const char *const kCalls[] = {
+#define COHORT_CALL(name, cls, params, args, note) #name,
+#include "wrap/calls.def"
+#undef COHORT_CALL
+};
+const bool kRooted[] = {
+#define COHORT_CALL(name, cls, params, args, note) std::strstr(#params, "int root") != nullptr,
+#include "wrap/calls.def"
+#undef COHORT_CALL
+};
+
+// Reads every policy variable and COHORT_SEND_RETRIES once, so that an invalid value stops the rank at
+// MPI_Init with one line naming the variable and the rank, not later in the middle of a failure. Warns
+// (rank 0 only: every rank has the same environment) about COHORT_* names that cohort does not know.
+void check_settings(int rank) {
+  std::vector<std::string> per_call;
+  for (size_t i = 0; i < sizeof kCalls / sizeof kCalls[0]; ++i) {
+    if (kRooted[i]) per_call.push_back(dead_root_variable(kCalls[i]));
+  }
+  check_policy_variables(per_call);
+  p2p::send_retries();
+  if (rank != 0) return;
+  std::vector<std::string> names;
+  for (char **e = environ; *e != nullptr; ++e) {
+    const char *eq = std::strchr(*e, '=');
+    if (eq != nullptr && std::strncmp(*e, "COHORT_", 7) == 0) names.emplace_back(*e, eq - *e);
+  }
+  for (const std::string &w : detector::unknown_variables(names, per_call)) COHORT_LOG_WARN("MPI_Init: %s", w.c_str());
 }
 
 int init_common(int *argc, char ***argv, int *provided) {
@@ -39,7 +71,8 @@ int init_common(int *argc, char ***argv, int *provided) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log::set_rank(rank);
   init_error_classes();
-  check_policies();
+  check_settings(rank);
+  inject::declare_calls(std::vector<std::string>(std::begin(kCalls), std::end(kCalls)));
   if (got < MPI_THREAD_MULTIPLE) {
     COHORT_LOG_WARN("MPI_Init: MPI provides thread level %d, not MPI_THREAD_MULTIPLE; failure detection is off", got);
   }

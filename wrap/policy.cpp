@@ -30,7 +30,7 @@ bool read_policy(const std::string &name, Policy *out) {
   auto v = env::get(name.c_str());
   if (!v) return false;
   if (!parse(*v, out)) {
-    log::fatal(2, "%s='%s' is not a policy (expected abort, skip or error)", name.c_str(), v->c_str());
+    log::fatal(2, "invalid %s='%s' (expected abort, skip or error)", name.c_str(), v->c_str());
   }
   return true;
 }
@@ -46,12 +46,23 @@ const char *policy_name(Policy p) {
   return "?";
 }
 
-Policy dead_root_policy(const char *call, Policy fallback) {
+std::string dead_root_variable(const char *call) {
   std::string suffix = call;
   if (suffix.rfind("MPI_", 0) == 0) suffix = suffix.substr(4);
   for (char &c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return "COHORT_ON_DEAD_ROOT_" + suffix;
+}
+
+void check_policy_variables(const std::vector<std::string> &per_call_variables) {
+  Policy p = Policy::abort;
+  for (const char *name : {"COHORT_ON_DEAD_ROOT", "COHORT_ON_DEAD_PEER", "COHORT_ON_DEAD_PEER_SEND", "COHORT_ON_DEAD_PEER_RECV"})
+    read_policy(name, &p);
+  for (const std::string &name : per_call_variables) read_policy(name, &p);
+}
+
+Policy dead_root_policy(const char *call, Policy fallback) {
   Policy p = fallback;
-  if (read_policy("COHORT_ON_DEAD_ROOT_" + suffix, &p)) return p;
+  if (read_policy(dead_root_variable(call), &p)) return p;
   if (read_policy("COHORT_ON_DEAD_ROOT", &p)) return p;
   return fallback;
 }

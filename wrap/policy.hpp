@@ -11,6 +11,9 @@
 #pragma once
 #include <mpi.h>
 
+#include <string>
+#include <vector>
+
 namespace cohort::wrap {
 
 enum class Policy { abort, skip, error };
@@ -20,6 +23,14 @@ const char *policy_name(Policy p);
 /// Reads the policy for `call` (e.g. "MPI_Bcast"): COHORT_ON_DEAD_ROOT_BCAST, then COHORT_ON_DEAD_ROOT,
 /// then `fallback`. An invalid value: one line naming the variable and the rank, exit code 2.
 Policy dead_root_policy(const char *call, Policy fallback);
+
+/// The per-call variable of `call`: "MPI_Bcast" -> "COHORT_ON_DEAD_ROOT_BCAST".
+std::string dead_root_variable(const char *call);
+
+/// Reads COHORT_ON_DEAD_ROOT, COHORT_ON_DEAD_PEER, COHORT_ON_DEAD_PEER_SEND/_RECV and each of
+/// `per_call_variables`, each on its own (a per-call value does not hide an invalid generic one). An
+/// invalid value: one line naming the variable and the rank, exit code 2.
+void check_policy_variables(const std::vector<std::string> &per_call_variables);
 
 /// Reads COHORT_ON_DEAD_PEER_SEND or _RECV, then COHORT_ON_DEAD_PEER, then `fallback`.
 Policy dead_peer_policy(bool send, Policy fallback);

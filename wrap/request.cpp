@@ -208,7 +208,7 @@ int send_retries() {
   static const int n = [] {
     auto v = env::get_long("COHORT_SEND_RETRIES", 3, 0, 1000);
     if (!v) {
-      log::fatal(2, "MPI_Send: COHORT_SEND_RETRIES='%s' is not a whole number in [0, 1000]",
+      log::fatal(2, "invalid COHORT_SEND_RETRIES='%s' (expected a whole number in 0..1000)",
                  env::get("COHORT_SEND_RETRIES")->c_str());
     }
     return static_cast<int>(*v);

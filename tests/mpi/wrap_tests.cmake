@@ -59,7 +59,26 @@ cohort_mpi_test(wrap.fault.reduce.dead_root_abort PART wrap NP 4 TIMEOUT 60 EXIT
   EXPECT ${_abort_line} ENV ${_wrap_hb} COHORT_ON_DEAD_ROOT=abort
   COMMAND ${_wf} reduce root=1 expect=abort before:1)
 cohort_mpi_test(wrap.fault.rejects_bad_policy PART wrap NP 2 TIMEOUT 60 EXIT 2
-  EXPECT "COHORT_ON_DEAD_ROOT_GATHER='sometimes' is not a policy" ENV COHORT_ON_DEAD_ROOT_GATHER=sometimes
+  EXPECT "^cohort\\[rank [01]\\] error: invalid COHORT_ON_DEAD_ROOT_GATHER='sometimes' \\(expected abort, skip or error\\)$"
+  ENV COHORT_ON_DEAD_ROOT_GATHER=sometimes
+  COMMAND ${_wf} barrier none)
+# Issue 17, item 4: every setting is checked at MPI_Init, on every rank, whether or not it is ever used.
+cohort_mpi_test(wrap.fault.rejects_bad_peer_policy PART wrap NP 2 TIMEOUT 60 EXIT 2
+  EXPECT "^cohort\\[rank [01]\\] error: invalid COHORT_ON_DEAD_PEER='drop' \\(expected abort, skip or error\\)$"
+  ENV COHORT_ON_DEAD_PEER=drop
+  COMMAND ${_wf} barrier none)
+cohort_mpi_test(wrap.fault.rejects_bad_generic_root_policy PART wrap NP 2 TIMEOUT 60 EXIT 2
+  EXPECT "^cohort\\[rank [01]\\] error: invalid COHORT_ON_DEAD_ROOT='maybe'"
+  ENV COHORT_ON_DEAD_ROOT=maybe COHORT_ON_DEAD_ROOT_BCAST=skip COHORT_ON_DEAD_ROOT_REDUCE=skip
+      COHORT_ON_DEAD_ROOT_GATHER=skip COHORT_ON_DEAD_ROOT_SCATTER=skip
+  COMMAND ${_wf} barrier none)
+cohort_mpi_test(wrap.fault.rejects_bad_send_retries PART wrap NP 2 TIMEOUT 60 EXIT 2
+  EXPECT "^cohort\\[rank [01]\\] error: invalid COHORT_SEND_RETRIES='-1'"
+  ENV COHORT_SEND_RETRIES=-1
+  COMMAND ${_wf} barrier none)
+cohort_mpi_test(wrap.fault.warns_unknown_variable PART wrap NP 2 TIMEOUT 60 PASS 2
+  EXPECT "^cohort\\[rank 0\\] warn: MPI_Init: unknown variable COHORT_HB_TIMEOUT \\(ignored; did you mean COHORT_HB_TIMEOUT_MS\\?\\)$"
+  ENV COHORT_HB_TIMEOUT=3000
   COMMAND ${_wf} barrier none)
 
 # A few 8-rank cases (Open MPI only: MPICH tests stay at <= 4 ranks).

@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
+
 #include "detector/inject_parse.hpp"
 #include "detector/ring_detector.hpp"
 #include "detector/settings.hpp"
@@ -110,6 +112,31 @@ TEST(DetectorInject, Rejections) {
   EXPECT_NE(cohort::inject::parse("rank=1,after_ms=1,cont_ms=5", &e).find("cont_ms= goes with signal=STOP"), std::string::npos);
   EXPECT_NE(cohort::inject::parse("rank=1,after_ms=1,color=red", &e).find("unknown key 'color'"), std::string::npos);
   EXPECT_NE(cohort::inject::parse("rank=1;rank", &e), "");
+}
+
+TEST(DetectorInject, ValidateRanksAndHooks) {
+  std::vector<cohort::inject::Entry> e;
+  auto hooks = cohort::inject::known_hooks({"MPI_Bcast", "MPI_Allreduce"});
+  ASSERT_EQ(cohort::inject::parse("rank=3,after_ms=10", &e), "");
+  EXPECT_EQ(cohort::inject::validate(e, 4, hooks), "");
+  EXPECT_EQ(cohort::inject::validate(e, 3, hooks), "rank 3 is out of range: the job has 3 ranks (0..2)");
+  ASSERT_EQ(cohort::inject::parse("rank=1,at=bcast.posted;rank=0,at=agree.decide,hit=2", &e), "");
+  EXPECT_EQ(cohort::inject::validate(e, 2, hooks), "");
+  ASSERT_EQ(cohort::inject::parse("rank=1,at=agree.decid", &e), "");
+  EXPECT_EQ(cohort::inject::validate(e, 2, hooks), "unknown hook 'agree.decid' (did you mean agree.decide?)");
+  ASSERT_EQ(cohort::inject::parse("rank=1,at=nowhere.at.all.really", &e), "");
+  EXPECT_EQ(cohort::inject::validate(e, 2, hooks), "unknown hook 'nowhere.at.all.really'");
+  EXPECT_NE(std::find(hooks.begin(), hooks.end(), "allreduce.posted"), hooks.end());
+}
+
+TEST(DetectorSettingsNames, UnknownVariablesNameTheClosest) {
+  auto w = unknown_variables({"COHORT_HB_TIMEOUT", "COHORT_LOG", "PATH", "COHORT_ON_DEAD_ROOT_BCST", "COHORT_ZZZZZZZZZZZZZZ"},
+                             {"COHORT_ON_DEAD_ROOT_BCAST"});
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0], "unknown variable COHORT_HB_TIMEOUT (ignored; did you mean COHORT_HB_TIMEOUT_MS?)");
+  EXPECT_EQ(w[1], "unknown variable COHORT_ON_DEAD_ROOT_BCST (ignored; did you mean COHORT_ON_DEAD_ROOT_BCAST?)");
+  EXPECT_EQ(w[2], "unknown variable COHORT_ZZZZZZZZZZZZZZ (ignored)");
+  EXPECT_TRUE(unknown_variables(known_variables(), {}).empty());
 }
 
 TEST(DetectorWire, RoundTrip) {

@@ -30,6 +30,7 @@ const char *how_name(How how) {
     case How::sync: return "sync";
     case How::emit_request: return "emit-request";
     case How::declared: return "declared";
+    case How::alone: return "alone after a stall";
   }
   return "?";
 }
@@ -51,6 +52,7 @@ bool RingDetector::contains_failed(const std::vector<int> &sorted, int rank) con
 
 void RingDetector::tick(Time now, Output *out) {
   if (stopped()) return;
+  longest_stall_ = std::max(longest_stall_, now - last_tick_);
   if (now - last_tick_ > cfg_.timeout / 2) {
     // NOTE: this rank was not running (paused or descheduled): its emitter's silence proves nothing.
     if (emitter_ >= 0) deadline_ = std::max(deadline_, now + cfg_.timeout);
@@ -203,6 +205,13 @@ void RingDetector::learn(int rank, How how, int from, int hops, Time silent, Tim
     return;
   }
   if (!sorted_insert(&failed_sorted_, rank)) return;
+  if (longest_stall_ > cfg_.timeout && live_.live() == 2) {
+    // NOTE: this failure would leave this rank alone after it was not running for longer than the
+    // timeout: most likely the others declared it dead and finished; never compute on alone.
+    fenced_ = true;
+    out->events.push_back({Event::self_fenced, cfg_.rank, How::alone, cfg_.rank, 0, longest_stall_});
+    return;
+  }
   failed_order_.push_back(rank);
   digest_ += mix(static_cast<std::uint64_t>(rank));
   live_.remove(pos_of(rank));

@@ -26,6 +26,10 @@
 //    names that rank and so fences it: a rank that was paused past the timeout can never rejoin.
 //  - Stall guard: a tick that comes more than timeout/2 after the previous one means this rank itself
 //    was not running (paused, descheduled): it restarts its emitter's timeout instead of suspecting it.
+//  - Alone after a stall: a rank that was not running for longer than the timeout (stopped, starved) may
+//    have been declared dead while nobody was left to tell it (the survivors finished and exited). If it
+//    then finds every other rank failed or departed, it fences itself (event self_fenced, how alone)
+//    instead of carrying on alone: it cannot tell "everyone else died" from "everyone else dropped me".
 //  - Leaving: a rank that stops its detector (MPI_Finalize) tells its observer and emitter; they close the
 //    ring around it without suspecting it. A departed rank is not a failed one.
 #pragma once
@@ -69,7 +73,7 @@ struct Outgoing {
 };
 
 /// How a rank learned of a failure.
-enum class How { suspected, notice, sync, emit_request, declared };
+enum class How { suspected, notice, sync, emit_request, declared, alone };
 const char *how_name(How how);
 
 struct Event {
@@ -78,7 +82,7 @@ struct Event {
   How how;        ///< how this rank learned it
   int from;       ///< the rank whose message told it (suspected/declared: this rank)
   int hops;       ///< notice: the notice's hop count; otherwise 0
-  Time silent;    ///< suspected: µs since the emitter was last heard; otherwise 0
+  Time silent;    ///< suspected: µs since the emitter was last heard; alone: the longest stall, µs; otherwise 0
 };
 
 /// What one call produced; callers append-and-drain (the machine only appends).
@@ -148,6 +152,7 @@ class RingDetector {
   Time next_emit_request_ = -1;  // >= 0 while a re-targeted emitter has not been heard
   int mismatch_from_ = -1, mismatch_streak_ = 0;
   bool fenced_ = false, stopped_ = false;
+  Time longest_stall_ = 0;  // the longest gap between two ticks (this rank not running), µs
   // bcast_offsets for the current live count (recomputed when it changes).
   int offsets_live_ = -1;
   std::vector<int> offsets_;

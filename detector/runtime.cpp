@@ -108,6 +108,13 @@ Runtime &g = *new Runtime;
 void Runtime::publish(const std::vector<Event> &events) {
   for (const Event &e : events) {
     Time at_ms = (monotonic_us() - t0) / 1000;
+    if (e.kind == Event::self_fenced && e.how == How::alone) {
+      run_status::put("fenced", rank, "alone after a stall");
+      log::fatal(COHORT_EXIT_FENCED,
+                 "fenced: this rank was not running for %lld ms (timeout %ld ms) and now finds every other rank "
+                 "dead or gone: the survivors most likely declared it failed; exiting with code %d",
+                 static_cast<long long>(e.silent / 1000), settings.timeout_ms, COHORT_EXIT_FENCED);
+    }
     if (e.kind == Event::self_fenced) {
       run_status::put("fenced", rank, std::string("a message from rank ") + std::to_string(e.from) + " (" + how_name(e.how) + ")");
       log::fatal(COHORT_EXIT_FENCED,

@@ -316,6 +316,32 @@ TEST(DetectorMachine, StalledRankDoesNotAccuseItsEmitter) {
   EXPECT_EQ(out.events[0].rank, 0);
 }
 
+// Issue 17, item 3: a rank stopped past the timeout resumes after the others exited; it must not carry
+// on alone.
+TEST(DetectorMachine, StalledRankThatEndsUpAloneFencesItself) {
+  auto d = machine(3, 1);
+  Output out;
+  for (Time t = 0; t <= 500 * kMs; t += kMs) d->tick(t, &out);
+  out.clear();
+  d->tick(5500 * kMs, &out);  // stopped for 5 s, longer than the timeout
+  Time t = 5501 * kMs;
+  for (; t <= 12000 * kMs && !d->fenced(); t += kMs) d->tick(t, &out);
+  ASSERT_TRUE(d->fenced());
+  ASSERT_FALSE(out.events.empty());
+  EXPECT_EQ(out.events.back().kind, Event::self_fenced);
+  EXPECT_EQ(out.events.back().how, How::alone);
+  EXPECT_EQ(d->failed_order().size(), 1u);  // the last one is not published: it fenced instead
+}
+
+TEST(DetectorMachine, RankAloneWithoutAStallCarriesOn) {
+  auto d = machine(3, 1);
+  Output out;
+  Time t = 0;
+  for (; t <= 5000 * kMs; t += kMs) d->tick(t, &out);
+  EXPECT_FALSE(d->fenced());
+  EXPECT_EQ(d->failed_order().size(), 2u);
+}
+
 TEST(DetectorMachine, NoticeNamingThisRankFencesIt) {
   auto d = machine(4, 3);
   Output out;

@@ -377,6 +377,7 @@ void stop() {
 }
 
 bool running() { return g.running.load(); }
+long timeout_ms() { return g.settings.timeout_ms; }
 int world_rank() { return g.rank; }
 int world_size() { return g.size; }
 

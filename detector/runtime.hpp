@@ -22,12 +22,23 @@ void start(bool thread_multiple);
 void stop();
 
 bool running();
+/// COHORT_HB_TIMEOUT_MS as read at start() (ms).
+long timeout_ms();
 int world_rank();
 int world_size();
 
 namespace detail {
 extern std::atomic<std::uint64_t> g_failure_epoch;  // written by the detector thread only
+inline std::atomic<std::uint64_t> g_progress{0};     // see note_progress
 }  // namespace detail
+
+/// Notes that the calling thread is making progress through cohort (a wrapper was entered, a poll loop
+/// went round). Read by the unwrapped-call watchdog (wrap/watchdog.hpp). One relaxed load and store, no
+/// atomic read-modify-write: concurrent notes may lose counts, never the fact that something changed.
+inline void note_progress() {
+  detail::g_progress.store(detail::g_progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+inline std::uint64_t progress_count() { return detail::g_progress.load(std::memory_order_relaxed); }
 
 /// Number of ranks known dead. Cheap (one inlined atomic load): poll it and look closer only when it
 /// changes.

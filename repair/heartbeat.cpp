@@ -85,6 +85,7 @@ std::int64_t now_ns() {
 class Backoff {
  public:
   void pause() {
+    detector::note_progress();
     ++n_;
     if (n_ < 8) return;
     if (n_ < 4096) {

@@ -6,6 +6,8 @@
 
 #include <atomic>
 
+#include "detector/runtime.hpp"
+
 extern "C" {
 #define COHORT_CALL(name, cls, params, args, note) \
   int __wrap_##name params;                        \
@@ -33,6 +35,7 @@ inline thread_local CallCounters *t_call_counters = nullptr;
 /// Counts one entry into the wrapper of `id`. The counters are the calling thread's own: a relaxed load
 /// and store, no atomic read-modify-write on every wrapped call (inlined).
 inline void count_call(CallId id) {
+  detector::note_progress();
   CallCounters *c = t_call_counters;
   if (c == nullptr) c = t_call_counters = new_thread_counters();
   std::atomic<long> &n = c->n[static_cast<int>(id)];

@@ -20,6 +20,7 @@
 #include "wrap/errors.hpp"
 #include "wrap/policy.hpp"
 #include "wrap/request.hpp"
+#include "wrap/watchdog.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -82,6 +83,7 @@ int init_common(int *argc, char ***argv, int *provided) {
   repair::init();
   register_world();
   inject::hold(false);
+  if (detector::running()) watchdog::start(detector::timeout_ms());
   if (provided != nullptr) *provided = got;
   return MPI_SUCCESS;
 }

@@ -20,6 +20,7 @@ namespace {
 class Backoff {
  public:
   void pause() {
+    detector::note_progress();
     if (spinning_) {
       if ((++n_ & 63) != 0 || now_ns() - start_ < kSpinNs) return;  // the clock is read every 64 polls
       spinning_ = false;

@@ -130,3 +130,15 @@ cohort_mpi_test(wrap.abort_stops_job PART wrap NP 4 TIMEOUT 60 EXIT 3 PASS 0 COM
 cohort_test_program(wrap_errors wrap_errors.c)
 cohort_mpi_test(wrap.bcast_truncation_is_an_error PART wrap NP 4 TIMEOUT 60 PASS 4 ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_errors> bcast-truncate)
+
+# --- wrap: a rank blocked in an unwrapped call after a failure says which call (issue 17, item 9) ---
+cohort_test_program(wrap_unwrapped wrap_unwrapped.c)
+if(COHORT_MPI_NAME STREQUAL "mpich")
+  set(_unwrapped_wait 12)  # the watchdog speaks after 3 x the 2 s timeout
+else()
+  set(_unwrapped_wait 7)   # after 3 s (3 x 500 ms, at least 3 s)
+endif()
+cohort_mpi_test(wrap.unwrapped_call_named PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COHORT_INJECT_FAILURE=rank=2,after_ms=500
+  EXPECT "^cohort\\[rank 0\\] warn: no progress through cohort for [0-9]+ ms since a rank failed: the program is inside MPI_Mprobe, which cohort does not wrap"
+  COMMAND $<TARGET_FILE:wrap_unwrapped> ${_unwrapped_wait})

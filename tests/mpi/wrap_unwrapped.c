@@ -1,0 +1,42 @@
+/* The unwrapped-call watchdog (issue 17, item 9). Rank 2 is killed by COHORT_INJECT_FAILURE (set by the
+ * test). Rank 0 then calls MPI_Mprobe for a message from rank 2, a call that cohort does not wrap: it
+ * waits forever. cohort must log one line naming MPI_Mprobe (the test's EXPECT). Ranks 1 and 3 wait
+ * without MPI. After WAIT_S seconds every live rank prints PASS and exits (rank 0 from a second thread,
+ * its main thread being stuck).
+ *   wrap_unwrapped WAIT_S
+ * Launched under a hard timeout (TIMEOUT in tests/mpi/wrap_tests.cmake). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static int wait_s = 10;
+
+static void *finish_later(void *arg) {
+  (void)arg;
+  sleep((unsigned)wait_s);
+  TEST_PASS("alive after %d s", wait_s);
+  _exit(0);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  int rank, size;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(argc == 2 && size == 4, "usage: wrap_unwrapped WAIT_S (4 ranks)");
+  wait_s = atoi(argv[1]);
+  MPI_Barrier(MPI_COMM_WORLD);
+  pthread_t t;
+  pthread_create(&t, NULL, finish_later, NULL);
+  if (rank == 0) {
+    MPI_Message msg;
+    MPI_Status st;
+    MPI_Mprobe(2, 0, MPI_COMM_WORLD, &msg, &st);  /* rank 2 never sends: blocks forever */
+    CHECK(0, "MPI_Mprobe returned");
+  }
+  pthread_join(t, NULL);
+  return 0;
+}

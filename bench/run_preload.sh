@@ -9,13 +9,14 @@
 #     cohort in rotated batches (4 ranks of Open MPI, 2 of MPICH, as bench/run_overhead.sh).
 # Per case it reports the medians over launches of cohort's time per call under --wrap and under --preload,
 # raw MPI's, and preload/wrap two ways: of the times, and of each launch's cohort/real ratio (which
-# cancels launch-to-launch placement). Target: preload/wrap <= 1.05 at 8 B.
+# cancels launch-to-launch placement where raw MPI's time is stable). Target: preload/wrap of the times
+# <= 1.05 at 8 B.
 # Writes DIR/preload-<mpi>.txt (every launch's lines) and DIR/preload-summary.txt (default DIR:
 # build/bench-results). Launches never overlap other users' (the tests' lock, per launch).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/build/bench-results
-launches=5 trials=9 batches=9 mpis="openmpi mpich"
+launches=7 trials=7 batches=7 mpis="openmpi mpich"
 while [ $# -gt 0 ]; do
   case "$1" in
     --mpi) mpis=$2; shift 2 ;;
@@ -47,10 +48,16 @@ for mpi in $mpis; do
   for ((l = 1; l <= launches; l++)); do
     # Lines kept: "<build> <launch> pingpong <mpi> <bytes> B <mode> wrapped X us real Y us ..." and
     # "<build> <launch> <call> <bytes> B <ranks> ranks real X us ... wrapped Y us ...".
-    run "$mpi" 2 "$b/bench/pingpong" --trials "$trials" | sed -n "s/^pingpong /wrap $l pingpong /p" >> "$raw"
-    run "$mpi" 2 --preload "$b/bench/pingpong_preload" --trials "$trials" | sed -n "s/^pingpong /preload $l pingpong /p" >> "$raw"
-    run "$mpi" "$np" "$b/bench/overhead" "$batches" | sed -n "s/^\(MPI_[A-Za-z]*\) /wrap $l \1 /p" >> "$raw"
-    run "$mpi" "$np" --preload "$b/bench/overhead_preload" "$batches" | sed -n "s/^\(MPI_[A-Za-z]*\) /preload $l \1 /p" >> "$raw"
+    # NOTE: the two builds take turns going first, so that neither always meets the machine in the same state.
+    order="wrap preload"
+    [ $((l % 2)) = 0 ] && order="preload wrap"
+    for build in $order; do
+      if [ "$build" = wrap ]; then pre=() sfx=""; else pre=(--preload) sfx=_preload; fi
+      run "$mpi" 2 "${pre[@]}" "$b/bench/pingpong$sfx" --trials "$trials" |
+        sed -n "s/^pingpong /$build $l pingpong /p" >> "$raw"
+      run "$mpi" "$np" "${pre[@]}" "$b/bench/overhead$sfx" "$batches" |
+        sed -n "s/^\(MPI_[A-Za-z]*\) /$build $l \1 /p" >> "$raw"
+    done
     echo "run_preload.sh: $mpi launch $l of $launches done" >&2
   done
   awk -v mpi="$mpi" '
@@ -67,7 +74,7 @@ for mpi in $mpis; do
       for (i = 1; i <= n; i++) { k = order[i]
         pw = med(c["preload", k]); ww = med(c["wrap", k]); pq = med(q["preload", k]); wq = med(q["wrap", k])
         printf "%s %-28s raw %9.3f us  wrap %9.3f us  preload %9.3f us  preload/wrap %.3f (of ratios over raw %.3f)%s\n",
-          mpi, k, med(rr[k]), ww, pw, pw / ww, pq / wq, (k ~ / 8 B/ ? ((pw / ww <= 1.05 || pq / wq <= 1.05) ? "  8 B target <= 1.05: ok" : "  8 B target <= 1.05: ABOVE") : "")
+          mpi, k, med(rr[k]), ww, pw, pw / ww, pq / wq, (k ~ / 8 B/ ? (pw / ww <= 1.05 ? "  8 B target <= 1.05: ok" : "  8 B target <= 1.05: ABOVE") : "")
       }
     }' "$raw" | tee -a "$summary"
 done

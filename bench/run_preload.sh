@@ -7,7 +7,9 @@
 #     `cohort-run --preload`): 2 ranks bound one per core, 8 B and 1 MiB round trips, blocking and
 #     nonblocking; each process also times raw MPI (real) in interleaved trials;
 #   - bench/overhead and bench/overhead_preload: Barrier/Bcast/Reduce/Allreduce, 8 B and 64 KiB, real and
-#     cohort in rotated batches (4 ranks of Open MPI, 2 of MPICH, as bench/run_overhead.sh).
+#     cohort in rotated batches (4 ranks of Open MPI, 2 of MPICH, as bench/run_overhead.sh);
+#   - bench/entry and bench/entry_preload: MPI_Comm_rank through cohort against PMPI_Comm_rank, no
+#     communication: the difference between the builds is what the preload entry point adds per call (ns).
 # Per case it reports the medians over launches of cohort's time per call under --wrap and under --preload,
 # raw MPI's, and preload/wrap two ways: of the times, and of each launch's cohort/real ratio (which
 # cancels launch-to-launch placement, as bench/run_pingpong.sh judges). Target at 8 B: preload/wrap of the
@@ -40,7 +42,8 @@ run() {  # run <mpi> <ranks> [--preload] <program> [args...]: one launch, under 
 }
 for mpi in $mpis; do
   b=$root/build/$mpi
-  for p in bench/pingpong bench/pingpong_preload bench/overhead bench/overhead_preload libcohort-preload.so; do
+  for p in bench/pingpong bench/pingpong_preload bench/overhead bench/overhead_preload bench/entry \
+           bench/entry_preload libcohort-preload.so; do
     [ -e "$b/$p" ] || { echo "run_preload.sh: $b/$p not built; skipping $mpi" >&2; continue 2; }
   done
   np=4
@@ -59,6 +62,7 @@ for mpi in $mpis; do
         sed -n "s/^pingpong /$build $l pingpong /p" >> "$raw"
       run "$mpi" "$np" "${pre[@]}" "$b/bench/overhead$sfx" "$batches" |
         sed -n "s/^\(MPI_[A-Za-z]*\) /$build $l \1 /p" >> "$raw"
+      run "$mpi" 2 "${pre[@]}" "$b/bench/entry$sfx" | sed -n "s/^entry /$build $l entry /p" >> "$raw"
     done
     echo "run_preload.sh: $mpi launch $l of $launches done" >&2
   done
@@ -66,6 +70,7 @@ for mpi in $mpis; do
     function med(s,   a, m, i, j, t) { m = split(s, a, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
       if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }; return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
     function field(name,   i) { for (i = 1; i < NF; i++) if ($i == name) return $(i + 1); return "" }
+    $3 == "entry" { e[$1] = e[$1] " " field("cohort-real"); next }
     {
       if ($3 == "pingpong") { k = "pingpong " $5 " B " $7 } else { k = $3 " " $4 " B" }
       w = field("wrapped"); r = field("real")
@@ -73,6 +78,9 @@ for mpi in $mpis; do
       if (!(k in seen)) { seen[k] = 1; order[++n] = k }
     }
     END {
+      if (("wrap" in e) && ("preload" in e))
+        printf "%s entry (MPI_Comm_rank, cohort - real per call): wrap %.2f ns  preload %.2f ns  the preload entry point adds %.2f ns\n",
+          mpi, med(e["wrap"]), med(e["preload"]), med(e["preload"]) - med(e["wrap"])
       for (i = 1; i <= n; i++) { k = order[i]
         pw = med(c["preload", k]); ww = med(c["wrap", k]); pq = med(q["preload", k]); wq = med(q["wrap", k])
         printf "%s %-28s raw %9.3f us  wrap %9.3f us  preload %9.3f us  preload/wrap %.3f (of ratios over raw %.3f)%s\n",

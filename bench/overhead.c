@@ -23,10 +23,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef COHORT_BENCH_PRELOAD
+/* overhead_preload: built without cohort, run with `cohort-run --preload` (bench/run_preload.sh): MPI_X is
+ * libcohort-preload.so's entry point, and "real" is the MPI library's own PMPI_X. */
+#define __real_MPI_Barrier PMPI_Barrier
+#define __real_MPI_Bcast PMPI_Bcast
+#define __real_MPI_Reduce PMPI_Reduce
+#define __real_MPI_Allreduce PMPI_Allreduce
+#else
 int __real_MPI_Barrier(MPI_Comm comm);
 int __real_MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
 int __real_MPI_Reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
 int __real_MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+#endif
 
 typedef enum { BARRIER, BCAST, REDUCE, ALLREDUCE } Op;
 static const char *names[] = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce"};

@@ -48,7 +48,13 @@ int nb_recv(void *b, int n, MPI_Datatype t, int peer, int tag, MPI_Comm c, MPI_S
 }
 
 const Impl kWrapped = {"wrapped", MPI_Send, MPI_Recv, MPI_Isend, MPI_Irecv, MPI_Wait};
+#ifdef COHORT_BENCH_PRELOAD
+// pingpong_preload: built without cohort, run with `cohort-run --preload` (bench/run_preload.sh): MPI_X is
+// libcohort-preload.so's entry point, PMPI_X the MPI library's own.
+const Impl kReal = {"real", PMPI_Send, PMPI_Recv, PMPI_Isend, PMPI_Irecv, PMPI_Wait};
+#else
 const Impl kReal = {"real", __real_MPI_Send, __real_MPI_Recv, __real_MPI_Isend, __real_MPI_Irecv, __real_MPI_Wait};
+#endif
 const Impl kFloor = {"nb", nb_send, nb_recv, PMPI_Isend, PMPI_Irecv, poll_wait};
 
 // One timed trial: `iters` round trips of `bytes` between ranks 0 and 1; µs per round trip.

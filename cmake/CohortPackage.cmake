@@ -1,5 +1,6 @@
 # Installs what a user links against: lib/pkgconfig/cohort-<mpi>.pc, the CMake package
-# (find_package(cohort) -> cohort::cohort carrying the --wrap flags) and bin/cohort-run.
+# (find_package(cohort) -> cohort::cohort carrying the --wrap flags; COHORT_RUN, COHORT_PRELOAD_LIBRARY) and
+# bin/cohort-run. lib/libcohort-preload.so is installed by cmake/CohortPreload.cmake.
 include(CMakePackageConfigHelpers)
 
 set(COHORT_PC_NAME cohort-${COHORT_MPI_NAME})
@@ -10,7 +11,7 @@ install(EXPORT cohortTargets NAMESPACE cohort:: DESTINATION ${CMAKE_INSTALL_LIBD
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/cohortConfig.cmake.in
   ${CMAKE_BINARY_DIR}/cohortConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cohort
-  PATH_VARS CMAKE_INSTALL_BINDIR)
+  PATH_VARS CMAKE_INSTALL_BINDIR CMAKE_INSTALL_LIBDIR)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/cohortConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/cohortConfig.cmake ${CMAKE_BINARY_DIR}/cohortConfigVersion.cmake

@@ -1,12 +1,19 @@
 // Declarations generated from wrap/calls.def (the one list of wrapped calls) by the preprocessor:
 // __wrap_MPI_X (defined by cohort), __real_MPI_X (the MPI library's own, resolved by the linker's --wrap),
-// and the CallId enumeration used to count calls.
+// and the CallId enumeration used to count calls. The same objects make libcohort-preload.so, where
+// wrap/preload.cpp generates the MPI_X entry points and __real_MPI_X (= PMPI_X) from the same table.
 #pragma once
 #include <mpi.h>
 
 #include <atomic>
 
 #include "detector/runtime.hpp"
+
+// Rows of calls.def for calls that cohort does not wrap expand to nothing unless a user of the table
+// defines this macro.
+#ifndef COHORT_PASSTHROUGH
+#define COHORT_PASSTHROUGH(...)
+#endif
 
 extern "C" {
 #define COHORT_CALL(name, cls, params, args, note) \

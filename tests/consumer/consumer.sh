@@ -2,7 +2,8 @@
 # Installs the build into a fresh prefix, builds tests/consumer/prog.c out of tree with
 #   mpicc.<mpi> prog.c $(pkg-config --cflags --libs cohort-<mpi>)   and with   find_package(cohort)
 # checks with ldd that only this MPI is linked, and runs both with the installed cohort-run (4 ranks):
-# every rank must report that its MPI_Barrier went through cohort.
+# every rank must report that its MPI_Barrier went through cohort. Then the same program built without
+# cohort runs with the installed `cohort-run --preload`, which must find lib/libcohort-preload.so beside it.
 #   consumer.sh <mpi> <build dir> <source dir>
 set -euo pipefail
 mpi=$1 build=$2 src=$3
@@ -38,3 +39,11 @@ cmake -S "$src/tests/consumer/cmake" -B "$work/cm" -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build "$work/cm" >/dev/null
 check_ldd "$work/cm/consumer"
 COHORT_RUN=$prefix/bin/cohort-run "$src/tests/mpi/run.sh" --mpi "$mpi" --np 4 --timeout 60 --pass 4 -- "$work/cm/consumer"
+
+echo "--- plain program under the installed cohort-run --preload"
+"/usr/bin/mpicc.$mpi" "$src/tests/consumer/prog.c" -o "$work/prog_plain"
+check_ldd "$work/prog_plain"
+[ "$(pkg-config --variable=preloadlib "cohort-$mpi")" = "$prefix/lib/libcohort-preload.so" ] \
+  || { echo "FAIL: pkg-config --variable=preloadlib cohort-$mpi does not name the installed library"; exit 1; }
+env -u COHORT_PRELOAD_LIB COHORT_RUN=$prefix/bin/cohort-run "$src/tests/mpi/run.sh" --mpi "$mpi" --np 4 --timeout 60 \
+  --pass 4 --preload -- "$work/prog_plain"

@@ -49,15 +49,6 @@ bool Substitute::any_member_failed() const {
   return false;
 }
 
-void Substitute::layout(int count, const int **counts, const int **displs) const {
-  if (count != layout_count_) {
-    positional_layout(map, count, &counts_, &displs_);
-    layout_count_ = count;
-  }
-  *counts = counts_.data();
-  *displs = displs_.data();
-}
-
 Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world) : handle_(comm) {
   auto sub = std::make_unique<Substitute>();
   sub->comm = comm;

@@ -18,8 +18,9 @@ namespace {
 // Reads every dead-root policy variable once, so that an invalid value stops the job at MPI_Init with
 // one line naming the variable, not later in the middle of a failure.
 void check_policies() {
-  const char *rooted[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Scatter"};
-  for (const char *call : rooted) dead_root_policy(call, Policy::abort);
+  for (const CallInfo &call : kCallInfo) {
+    if (call.rooted) dead_root_policy(call.name, call.dead_root);
+  }
 }
 
 int init_common(int *argc, char ***argv, int *provided) {

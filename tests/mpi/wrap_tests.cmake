@@ -102,6 +102,16 @@ cohort_mpi_test(examples.montecarlo_pi_one_killed PART examples NP 4 TIMEOUT 60
   "^round [0-9]+ of 200: 3 of 4 ranks contributed$"
   COMMAND $<TARGET_FILE:montecarlo_pi> 200 200000)
 
+# --- examples: histogram (Alltoall, Alltoallv, Gatherv), fault-free and with rank 2 killed mid-run: the
+# last round must equal the live ranks' values in the live owners' bins, redrawn at rank 0 ---
+cohort_mpi_test(examples.histogram PART examples NP 4 TIMEOUT 60
+  EXPECT "^last round: exact \\(values of 4 of 4 ranks\\)$" "^survivors: 4 of 4 ranks$"
+  COMMAND $<TARGET_FILE:histogram> 10 50000)
+cohort_mpi_test(examples.histogram_one_killed PART examples NP 4 TIMEOUT 60
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=2,at=alltoallv.posted,hit=5
+  EXPECT "^last round: exact \\(values of 3 of 4 ranks\\)$" "^survivors: 3 of 4 ranks \\(failed: 2\\)$"
+  "^round [0-9]+ of 12: 3 of 4 ranks contributed$"
+  COMMAND $<TARGET_FILE:histogram> 12 50000)
 
 # --- wrap: MPI_Abort stops the whole job (the others wait in a barrier that cannot complete) ---
 cohort_test_program(wrap_abort wrap_abort.c)

@@ -104,6 +104,9 @@ cohort_mpi_test(examples.montecarlo_pi_one_killed PART examples NP 4 TIMEOUT 60
 
 # --- examples: histogram (Alltoall, Alltoallv, Gatherv), fault-free and with rank 2 killed mid-run: the
 # last round must equal the live ranks' values in the live owners' bins, redrawn at rank 0 ---
+# NOTE: the killed run sends ~4 KB per destination. With ~100 KB ones MPICH's UCX moved them by CMA
+# (process_vm_readv) and aborted the survivor reading from the dead rank ("No such process"), outside
+# cohort's reach; UCX_TLS=^cma avoided it (README, "Known limits").
 cohort_mpi_test(examples.histogram PART examples NP 4 TIMEOUT 60
   EXPECT "^last round: exact \\(values of 4 of 4 ranks\\)$" "^survivors: 4 of 4 ranks$"
   COMMAND $<TARGET_FILE:histogram> 10 50000)
@@ -111,7 +114,7 @@ cohort_mpi_test(examples.histogram_one_killed PART examples NP 4 TIMEOUT 60
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=2,at=alltoallv.posted,hit=5
   EXPECT "^last round: exact \\(values of 3 of 4 ranks\\)$" "^survivors: 3 of 4 ranks \\(failed: 2\\)$"
   "^round [0-9]+ of 12: 3 of 4 ranks contributed$"
-  COMMAND $<TARGET_FILE:histogram> 12 50000)
+  COMMAND $<TARGET_FILE:histogram> 12 2000)
 
 # --- wrap: MPI_Abort stops the whole job (the others wait in a barrier that cannot complete) ---
 cohort_test_program(wrap_abort wrap_abort.c)

@@ -91,6 +91,43 @@ int isend_tracked(const char *call, p2p::IsendFn isend, const void *buf, int cou
   return p2p::tracked(p2p::post_send(buf, count, type, op, req, isend), req, op);
 }
 
+// One p2p::test on reqs[i] (MPI_Test semantics, per policy for a dead peer), keeping the request table
+// in step: the record goes when the request completed, and is updated when its withdrawal advanced.
+int test_one(MPI_Request *reqs, int i, int *flag, MPI_Status *status, const char *call) {
+  MPI_Request key = reqs[i];
+  auto rec = p2p::lookup(key);
+  Op op = rec ? *rec : Op{};
+  op.call = call;
+  int rc = p2p::test(&reqs[i], op, flag, status);
+  if (reqs[i] == MPI_REQUEST_NULL) {
+    p2p::untrack(key);
+  } else if (rec && rec->stage != op.stage) {
+    p2p::track(key, op);
+  }
+  return rc;
+}
+
+// MPI_Testsome semantics over p2p::test: every active request tested once; those that completed (or
+// whose peer is dead, per policy) are reported. MPI_ERR_IN_STATUS when one of them failed.
+int test_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], const char *call) {
+  bool active = false, failed = false;
+  *outcount = 0;
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    active = true;
+    int flag = 0;
+    MPI_Status st;
+    int rc = test_one(reqs, i, &flag, &st, call);
+    if (!flag && rc == MPI_SUCCESS) continue;
+    st.MPI_ERROR = rc;
+    failed = failed || rc != MPI_SUCCESS;
+    if (statuses != MPI_STATUSES_IGNORE) statuses[*outcount] = st;
+    indices[(*outcount)++] = i;
+  }
+  if (!active) *outcount = MPI_UNDEFINED;
+  return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -269,6 +306,72 @@ extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_
       p2p::untrack(keys[static_cast<std::size_t>(i)]);
   }
   return rc;
+}
+
+extern "C" int __wrap_MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
+  count_call(CallId::MPI_Testany);
+  *flag = 0;
+  *index = MPI_UNDEFINED;
+  // NOTE: until a first rank dies no request can have a dead peer: MPI's own test, then the records.
+  if (cohort::detector::failure_epoch() == 0) {
+    std::vector<MPI_Request> keys(reqs, reqs + count);
+    int rc = PMPI_Testany(count, reqs, index, flag, status);
+    if (*flag && *index != MPI_UNDEFINED) p2p::untrack(keys[static_cast<std::size_t>(*index)]);
+    return rc;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    int rc = test_one(reqs, i, flag, status, "MPI_Testany");
+    if (*flag || rc != MPI_SUCCESS) {
+      *index = i;
+      return rc;
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] != MPI_REQUEST_NULL) return MPI_SUCCESS;
+  }
+  return PMPI_Testany(count, reqs, index, flag, status);  // every request null: flag 1, an empty status
+}
+
+extern "C" int __wrap_MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                                   MPI_Status statuses[]) {
+  count_call(CallId::MPI_Testsome);
+  if (cohort::detector::failure_epoch() == 0) {
+    std::vector<MPI_Request> keys(reqs, reqs + incount);
+    int rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+    for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) {
+      if (reqs[indices[k]] == MPI_REQUEST_NULL) p2p::untrack(keys[static_cast<std::size_t>(indices[k])]);
+    }
+    return rc;
+  }
+  return test_some(incount, reqs, outcount, indices, statuses, "MPI_Testsome");
+}
+
+extern "C" int __wrap_MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                                   MPI_Status statuses[]) {
+  count_call(CallId::MPI_Waitsome);
+  // Those complete now; if none, one through MPI_Waitany's completion (never waits on a dead rank), then
+  // any others that completed meanwhile.
+  int rc = test_some(incount, reqs, outcount, indices, statuses, "MPI_Waitsome");
+  if (*outcount != 0) return rc;
+  std::vector<MPI_Request> keys(reqs, reqs + incount);
+  std::vector<Op> ops = ops_of(incount, reqs, "MPI_Waitsome", false);
+  int index = MPI_UNDEFINED;
+  MPI_Status st;
+  rc = p2p::complete_any(incount, reqs, ops.data(), &index, &st);
+  if (index == MPI_UNDEFINED) {
+    *outcount = MPI_UNDEFINED;
+    return rc;
+  }
+  if (reqs[index] == MPI_REQUEST_NULL) p2p::untrack(keys[static_cast<std::size_t>(index)]);
+  st.MPI_ERROR = rc;
+  int more = 0;
+  int rc2 = test_some(incount, reqs, &more, indices + 1, statuses == MPI_STATUSES_IGNORE ? statuses : statuses + 1,
+                      "MPI_Waitsome");
+  indices[0] = index;
+  if (statuses != MPI_STATUSES_IGNORE) statuses[0] = st;
+  *outcount = 1 + (more == MPI_UNDEFINED ? 0 : more);
+  return rc != MPI_SUCCESS || rc2 != MPI_SUCCESS ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
 extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {

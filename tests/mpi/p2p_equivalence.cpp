@@ -209,6 +209,48 @@ void waitany_all(Ctx &c) {
 }
 
 // A receive tests incomplete before its sender sends (the sender waits for a barrier), then completes.
+// A receive from and a send to every other rank, completed three ways: MPI_Testany polled, MPI_Waitsome,
+// MPI_Testsome polled. The transcript keeps the sorted (index, source) pairs, which do not depend on timing.
+void some_and_any(Ctx &c) {
+  for (int way = 0; way < 3; ++way) {
+    int tag = 70 + way;
+    std::vector<MPI_Request> r;
+    std::vector<std::vector<int>> in(static_cast<std::size_t>(c.size), std::vector<int>(4, -1));
+    std::vector<int> out = pattern(c.rank, tag, 4);
+    for (int p = 0; p < c.size; ++p)
+      if (p != c.rank) r.emplace_back(), c.api.irecv(in[static_cast<std::size_t>(p)].data(), 4, MPI_INT, p, tag, c.comm, &r.back());
+    int n = static_cast<int>(r.size());
+    for (int p = 0; p < c.size; ++p)
+      if (p != c.rank) r.emplace_back(), c.api.isend(out.data(), 4, MPI_INT, p, tag, c.comm, &r.back());
+    const int m = static_cast<int>(r.size());
+    std::vector<std::pair<int, int>> seen;
+    std::vector<int> idx(static_cast<std::size_t>(m));
+    std::vector<MPI_Status> st(static_cast<std::size_t>(m));
+    while (static_cast<int>(seen.size()) < m) {
+      if (way == 0) {
+        int i = -7, flag = 0;
+        CHECK(c.api.testany(m, r.data(), &i, &flag, &st[0]) == MPI_SUCCESS, "testany");
+        if (flag) {
+          CHECK(i >= 0 && i < m, "testany index %d", i);
+          seen.emplace_back(i, i < n ? st[0].MPI_SOURCE : -1);
+        }
+        continue;
+      }
+      int k = -7;
+      int rc = way == 1 ? c.api.waitsome(m, r.data(), &k, idx.data(), st.data())
+                        : c.api.testsome(m, r.data(), &k, idx.data(), st.data());
+      CHECK(rc == MPI_SUCCESS && k >= 0 && (way == 2 || k > 0), "%s: rc %d outcount %d", way == 1 ? "waitsome" : "testsome", rc, k);
+      for (int j = 0; j < k; ++j) seen.emplace_back(idx[static_cast<std::size_t>(j)], idx[static_cast<std::size_t>(j)] < n ? st[static_cast<std::size_t>(j)].MPI_SOURCE : -1);
+    }
+    int k = -7;
+    CHECK(c.api.testsome(m, r.data(), &k, idx.data(), st.data()) == MPI_SUCCESS && k == MPI_UNDEFINED, "all null: %d", k);
+    std::sort(seen.begin(), seen.end());
+    for (auto &s2 : seen) c.t.insert(c.t.end(), {s2.first, s2.second});
+    for (int p = 0; p < c.size; ++p)
+      if (p != c.rank) expect_data(in[static_cast<std::size_t>(p)], p, tag, "some_and_any");
+  }
+}
+
 void test_loop(Ctx &c) {
   std::vector<int> in(4, -1), out = pattern(c.rank, 50, 4);
   MPI_Request rr, sr;
@@ -339,7 +381,7 @@ Transcript run(const P2pApi &api, MPI_Comm comm) {
   PMPI_Comm_size(comm, &c.size);
   c.left = (c.rank + c.size - 1) % c.size;
   c.right = (c.rank + 1) % c.size;
-  for (auto scenario : {blocking_ring, any_source, sendrecv_shift, send_modes, waitall_mix, waitany_all, test_loop, testall_loop,
+  for (auto scenario : {blocking_ring, any_source, sendrecv_shift, send_modes, waitall_mix, waitany_all, some_and_any, test_loop, testall_loop,
                         free_active, probes, proc_null, self_and_null}) {
     scenario(c);
     c.t.push_back(-999);  // scenario separator
@@ -368,7 +410,7 @@ int main(int argc, char **argv) {
   for (const char *call : {"MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Wait",
                            "MPI_Waitall", "MPI_Waitany", "MPI_Test", "MPI_Testall", "MPI_Request_free", "MPI_Probe",
                            "MPI_Iprobe", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend", "MPI_Issend", "MPI_Irsend",
-                           "MPI_Ibsend", "MPI_Sendrecv_replace"}) {
+                           "MPI_Ibsend", "MPI_Sendrecv_replace", "MPI_Testany", "MPI_Testsome", "MPI_Waitsome"}) {
     CHECK(cohort_call_count(call) > 0, "%s never went through cohort", call);
   }
   CHECK(cohort::wrap::p2p::tracked_requests() == 0, "%zu request records leaked",

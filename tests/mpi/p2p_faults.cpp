@@ -208,6 +208,26 @@ void dead_peer() {
     } else {
       CHECK(is_proc_failed(rc), "Sendrecv_replace rc %d", rc);
     }
+    // Testany, Waitsome, Testsome complete a request of a dead peer per policy.
+    MPI_Irecv(buf.data(), 8, MPI_INT, 1, 18, MPI_COMM_WORLD, &rq[0]);
+    rq[1] = MPI_REQUEST_NULL;
+    do {
+      rc = MPI_Testany(2, rq, &idx, &flag, &st);
+    } while (!flag);
+    CHECK(idx == 0 && rq[0] == MPI_REQUEST_NULL, "Testany index %d", idx);
+    expect_dead("Testany", rs, rc, &st, 1, 18);
+    int outcount = -1, indices[2];
+    MPI_Isend(buf.data(), 8, MPI_INT, 1, 19, MPI_COMM_WORLD, &rq[1]);
+    rc = MPI_Waitsome(2, rq, &outcount, indices, sts);
+    CHECK(outcount == 1 && indices[0] == 1 && rq[1] == MPI_REQUEST_NULL, "Waitsome outcount %d", outcount);
+    if (ss) {
+      CHECK(rc == MPI_SUCCESS, "Waitsome rc %d", rc);
+      expect_dead("Waitsome", true, MPI_SUCCESS, &sts[0], 1, 19);
+    } else {
+      CHECK(rc == MPI_ERR_IN_STATUS, "Waitsome rc %d", rc);
+      expect_dead("Waitsome", false, sts[0].MPI_ERROR, &sts[0], 1, 19);
+    }
+    CHECK(MPI_Testsome(2, rq, &outcount, indices, sts) == MPI_SUCCESS && outcount == MPI_UNDEFINED, "Testsome null");
     MPI_Irecv(buf.data(), 8, MPI_INT, 1, 14, MPI_COMM_WORLD, &r);
     CHECK(MPI_Request_free(&r) == MPI_SUCCESS && r == MPI_REQUEST_NULL, "Request_free");
     CHECK(buf[0] == -5, "a withdrawn receive touched the buffer");

@@ -17,7 +17,9 @@
  * CSV columns: mpi,ranks,call,bytes,batches,calls_per_batch,real_us,wrapped_us,ratio (= wrapped/real),
  * nb_us,nb_confirm_us,nb_ratio (= nb/real),nb_confirm_ratio (= nb_confirm/real).
  * Calls: MPI_Barrier, MPI_Bcast (root 0), MPI_Reduce (MPI_SUM of doubles, root 0), MPI_Allreduce
- * (MPI_SUM of doubles); sizes 8 B and 64 KiB. The batch time is the slowest rank's. */
+ * (MPI_SUM of doubles), MPI_Gatherv (root 0, every rank's block of the size at its offset) and
+ * MPI_Alltoall (a block of the size to every rank); sizes 8 B and 64 KiB (per block for Gatherv and
+ * Alltoall). The batch time is the slowest rank's. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,15 +32,21 @@
 #define __real_MPI_Bcast PMPI_Bcast
 #define __real_MPI_Reduce PMPI_Reduce
 #define __real_MPI_Allreduce PMPI_Allreduce
+#define __real_MPI_Gatherv PMPI_Gatherv
+#define __real_MPI_Alltoall PMPI_Alltoall
 #else
 int __real_MPI_Barrier(MPI_Comm comm);
 int __real_MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
 int __real_MPI_Reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
 int __real_MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int __real_MPI_Gatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int d[], MPI_Datatype rt,
+                       int root, MPI_Comm comm);
+int __real_MPI_Alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm);
 #endif
 
-typedef enum { BARRIER, BCAST, REDUCE, ALLREDUCE } Op;
-static const char *names[] = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce"};
+typedef enum { BARRIER, BCAST, REDUCE, ALLREDUCE, GATHERV, ALLTOALL } Op;
+static const char *names[] = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gatherv", "MPI_Alltoall"};
+static int *counts, *displs; /* Gatherv: n per rank, rank r's block at r * n */
 typedef enum { REAL, NB, NB_CONFIRM, WRAPPED, VARIANTS } Variant;
 
 static MPI_Comm world_dup; /* PMPI_Comm_dup(MPI_COMM_WORLD), for the nonblocking floors */
@@ -56,6 +64,8 @@ static void nonblocking(Op op, int confirm, double *a, double *b, int n) {
     case BCAST: PMPI_Ibcast(a, n, MPI_DOUBLE, 0, world_dup, &req); break;
     case REDUCE: PMPI_Ireduce(a, b, n, MPI_DOUBLE, MPI_SUM, 0, world_dup, &req); break;
     case ALLREDUCE: PMPI_Iallreduce(a, b, n, MPI_DOUBLE, MPI_SUM, world_dup, &req); break;
+    case GATHERV: PMPI_Igatherv(a, n, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, 0, world_dup, &req); break;
+    case ALLTOALL: PMPI_Ialltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, world_dup, &req); break;
   }
   poll(&req);
   if (confirm) {
@@ -82,6 +92,14 @@ static void one(Op op, Variant v, double *a, double *b, int n) {
     case ALLREDUCE:
       wrapped ? MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
               : __real_MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case GATHERV:
+      wrapped ? MPI_Gatherv(a, n, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+              : __real_MPI_Gatherv(a, n, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      break;
+    case ALLTOALL:
+      wrapped ? MPI_Alltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, MPI_COMM_WORLD)
+              : __real_MPI_Alltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, MPI_COMM_WORLD);
       break;
   }
 }
@@ -123,7 +141,9 @@ int main(int argc, char **argv) {
 #endif
   const int sizes[] = {8, 65536};
   int n_max = 65536 / (int)sizeof(double);
-  double *a = calloc((size_t)n_max, sizeof(double)), *b = calloc((size_t)n_max, sizeof(double));
+  /* (Gatherv and Alltoall: a block per rank) */
+  double *a = calloc((size_t)n_max * (size_t)size, sizeof(double)), *b = calloc((size_t)n_max * (size_t)size, sizeof(double));
+  counts = malloc(sizeof(int) * (size_t)size), displs = malloc(sizeof(int) * (size_t)size);
   double *t[VARIANTS];
   for (int v = 0; v < VARIANTS; ++v) t[v] = malloc(sizeof(double) * (size_t)batches);
   FILE *out = NULL;
@@ -139,10 +159,11 @@ int main(int argc, char **argv) {
                    "nb_us,nb_confirm_us,nb_ratio,nb_confirm_ratio\n");
     else fclose(probe);
   }
-  for (int op = BARRIER; op <= ALLREDUCE; ++op) {
+  for (int op = BARRIER; op <= ALLTOALL; ++op) {
     for (int si = 0; si < 2; ++si) {
       if (op == BARRIER && si == 1) continue;
       int bytes = op == BARRIER ? 0 : sizes[si], n = bytes / (int)sizeof(double);
+      for (int r = 0; r < size; ++r) counts[r] = n, displs[r] = r * n;
       /* about 20 ms per batch: calibrate on the raw call */
       double per = batch((Op)op, REAL, 20, a, b, n);
       int k = (int)(0.02 / (per > 1e-7 ? per : 1e-7));
@@ -172,7 +193,7 @@ int main(int argc, char **argv) {
     }
   }
   if (out) fclose(out);
-  free(a), free(b);
+  free(a), free(b), free(counts), free(displs);
   for (int v = 0; v < VARIANTS; ++v) free(t[v]);
   PMPI_Comm_free(&world_dup);
   MPI_Finalize();

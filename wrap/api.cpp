@@ -1,7 +1,9 @@
 // The C API of include/cohort/cohort.h, over the detector runtime and the call counters.
 #include <atomic>
+#include <cctype>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "cohort/cohort.h"
@@ -24,12 +26,20 @@ long total(int i) {
   for (const CallCounters *c : g_counters) sum += c->n[i].load(std::memory_order_relaxed);
   return sum;
 }
-const char *const kNames[] = {
-#define COHORT_CALL(name, cls, params, args, note) #name,
-#include "wrap/calls.def"
-#undef COHORT_CALL
-};
 }  // namespace
+
+const char *posted_hook(CallId id) {
+  static const std::vector<std::string> hooks = [] {
+    std::vector<std::string> h;
+    for (const CallInfo &c : kCallInfo) {
+      std::string s = c.name + 4;  // without "MPI_"
+      for (char &ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      h.push_back(s + ".posted");
+    }
+    return h;
+  }();
+  return hooks[static_cast<std::size_t>(id)].c_str();
+}
 
 CallCounters *new_thread_counters() {
   auto *c = new CallCounters();
@@ -78,7 +88,7 @@ int cohort_err_proc_failed(void) { return cohort::wrap::err_proc_failed(); }
 long cohort_call_count(const char *mpi_call) {
   if (mpi_call == nullptr) return -1;
   for (int i = 0; i < cohort::wrap::kCalls; ++i) {
-    if (std::strcmp(cohort::wrap::kNames[i], mpi_call) == 0)
+    if (std::strcmp(cohort::wrap::kCallInfo[i].name, mpi_call) == 0)
       return cohort::wrap::total(i);
   }
   return -1;

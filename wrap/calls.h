@@ -1,13 +1,16 @@
-// Declarations generated from wrap/calls.def (the one list of wrapped calls) by the preprocessor:
+// Declarations generated from wrap/calls.def (the one list of calls) by the preprocessor:
 // __wrap_MPI_X (defined by cohort), __real_MPI_X (the MPI library's own, resolved by the linker's --wrap),
-// and the CallId enumeration used to count calls. The same objects make libcohort-preload.so, where
+// the CallId enumeration used to count calls, and kCallInfo, each wrapped call's columns as data.
+// COHORT_PASSTHROUGH rows produce nothing here. The same objects make libcohort-preload.so, where
 // wrap/preload.cpp generates the MPI_X entry points and __real_MPI_X (= PMPI_X) from the same table.
 #pragma once
 #include <mpi.h>
 
 #include <atomic>
+#include <string_view>
 
 #include "detector/runtime.hpp"
+#include "wrap/policy.hpp"
 
 // Rows of calls.def for calls that cohort does not wrap expand to nothing unless a user of the table
 // defines this macro.
@@ -16,8 +19,8 @@
 #endif
 
 extern "C" {
-#define COHORT_CALL(name, cls, params, args, note) \
-  int __wrap_##name params;                        \
+#define COHORT_CALL(name, cls, params, args, note, ...) \
+  int __wrap_##name params;                             \
   int __real_##name params;
 #include "wrap/calls.def"
 #undef COHORT_CALL
@@ -26,11 +29,58 @@ extern "C" {
 namespace cohort::wrap {
 
 enum class CallId : int {
-#define COHORT_CALL(name, cls, params, args, note) name,
+#define COHORT_CALL(name, cls, params, args, note, ...) name,
 #include "wrap/calls.def"
 #undef COHORT_CALL
   count_
 };
+
+/// Data-movement class of a call (the class column of wrap/calls.def).
+enum class Shape { local, one_to_all, all_to_one, all_to_all, positional, point_to_point, request, communicator };
+
+/// One row of wrap/calls.def as data (see the column descriptions there).
+struct CallInfo {
+  const char *name;      ///< "MPI_Gather"
+  Shape shape;           ///< class
+  bool rooted;           ///< root is a parameter
+  Policy dead_root;      ///< default dead-root policy (rooted calls)
+  bool output_at_root;   ///< outputs is recvbuf_at_root
+  bool nonblocking;      ///< completion is nonblocking
+};
+
+namespace calls_detail {
+constexpr Shape shape(std::string_view c) {
+  return c == "one-to-all"       ? Shape::one_to_all
+         : c == "all-to-one"     ? Shape::all_to_one
+         : c == "all-to-all"     ? Shape::all_to_all
+         : c == "positional"     ? Shape::positional
+         : c == "point-to-point" ? Shape::point_to_point
+         : c == "request"        ? Shape::request
+         : c == "communicator"   ? Shape::communicator
+                                 : Shape::local;
+}
+constexpr Policy policy(std::string_view p) { return p == "skip" ? Policy::skip : Policy::abort; }
+}  // namespace calls_detail
+
+// NOTE: #cls stringizes `one-to-all` as written (no spaces), so the class is compared as text.
+inline constexpr CallInfo kCallInfo[] = {
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry) \
+  {#name,                                                                                       \
+   calls_detail::shape(#cls),                                                                   \
+   std::string_view(#root) != "none",                                                           \
+   calls_detail::policy(#dead_root),                                                            \
+   std::string_view(#outputs) == "recvbuf_at_root",                                             \
+   std::string_view(#completion) == "nonblocking"},
+#include "wrap/calls.def"
+#undef COHORT_CALL
+};
+static_assert(sizeof kCallInfo / sizeof kCallInfo[0] == static_cast<int>(CallId::count_));
+
+inline const CallInfo &info(CallId id) { return kCallInfo[static_cast<int>(id)]; }
+
+/// The inject point of a call, reached once per call after its first post: the name without "MPI_",
+/// lower case, then ".posted" ("MPI_Comm_dup" -> "comm_dup.posted"). For COHORT_INJECT_FAILURE=...,at=.
+const char *posted_hook(CallId id);
 
 /// Per-thread call counters (see count_call), summed by cohort_call_count.
 struct CallCounters {

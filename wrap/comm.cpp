@@ -137,12 +137,13 @@ extern "C" int __wrap_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Comm_dup(comm, newcomm);
   *newcomm = MPI_COMM_NULL;
-  int rc = run(*a, CallDesc{"MPI_Comm_dup", "comm_dup.posted", Shape::communicator},
+  int rc = run(*a, describe(CallId::MPI_Comm_dup),
                [&](const Substitute &s, int, MPI_Request *req) { return PMPI_Ibarrier(s.comm, req); });
   if (rc != MPI_SUCCESS) return rc;
   CommSlots slots;
   const Substitute *made_on = nullptr;
-  CallDesc create{"MPI_Comm_dup", nullptr, Shape::communicator};
+  CallDesc create = describe(CallId::MPI_Comm_dup);
+  create.posted_hook = nullptr;
   create.creates_communicator = true;
   rc = run(*a, create, [&](const Substitute &s, int, MPI_Request *req) {
     made_on = &s;
@@ -162,18 +163,20 @@ extern "C" int __wrap_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm
   int n = a->current().map.alias_size();
   std::vector<int> colors_keys(2 * static_cast<std::size_t>(n), MPI_UNDEFINED);
   int mine[2] = {color, key};
-  int rc = run(*a, CallDesc{"MPI_Comm_split", "comm_split.posted", Shape::communicator},
+  int rc = run(*a, describe(CallId::MPI_Comm_split),
                [&](const Substitute &s, int, MPI_Request *req) {
                  if (s.map.complete())
                    return PMPI_Iallgather(mine, 2, MPI_INT, colors_keys.data(), 2, MPI_INT, s.comm, req);
-                 const int *counts, *displs;
-                 s.layout(2, &counts, &displs);
-                 return PMPI_Iallgatherv(mine, 2, MPI_INT, colors_keys.data(), counts, displs, MPI_INT, s.comm, req);
+                 PositionalLayout &l = s.layout(0);
+                 l.uniform(s.map, 2);
+                 return PMPI_Iallgatherv(mine, 2, MPI_INT, colors_keys.data(), l.counts.data(), l.displs.data(),
+                                         MPI_INT, s.comm, req);
                });
   if (rc != MPI_SUCCESS) return rc;
   CommSlots slots;
   const Substitute *made_on = nullptr;
-  CallDesc create{"MPI_Comm_split", nullptr, Shape::communicator};
+  CallDesc create = describe(CallId::MPI_Comm_split);
+  create.posted_hook = nullptr;
   create.creates_communicator = true;
   int tag = 0;
   rc = run(*a, create, [&](const Substitute &s, int, MPI_Request *req) {

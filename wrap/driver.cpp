@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <unordered_map>
 
@@ -10,6 +11,7 @@
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
+#include "wrap/collective_op.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/outcome.hpp"
 #include "wrap/progress.hpp"
@@ -47,15 +49,6 @@ bool Substitute::any_member_failed() const {
   }
   clean_epoch.store(epoch, std::memory_order_relaxed);
   return false;
-}
-
-void Substitute::layout(int count, const int **counts, const int **displs) const {
-  if (count != layout_count_) {
-    positional_layout(map, count, &counts_, &displs_);
-    layout_count_ = count;
-  }
-  *counts = counts_.data();
-  *displs = displs_.data();
 }
 
 Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world) : handle_(comm) {
@@ -197,97 +190,115 @@ int dead_root(const Alias &alias, const CallDesc &call, int world_rank) {
 
 }  // namespace
 
+// The MPI adapter of CollectiveOp (wrap/collective_op.hpp), driven to the end: the blocking form.
 int run(Alias &alias, const CallDesc &call, PostFn post) {
-  const unsigned long long call_no = alias.next_call();
-  for (int attempt = 0;; ++attempt) {
-    const Substitute &sub = alias.current();
-    int sub_root = -1;
-    if (call.root >= 0) {
-      if (call.root >= sub.map.alias_size()) {
-        // NOTE: an invalid root is the program's error; let MPI report it as it would without cohort.
-        sub_root = call.root;
-      } else {
-        sub_root = sub.map.to_sub(call.root);
-        if (sub_root < 0) return dead_root(alias, call, sub.map.to_world(call.root));
-      }
-    }
-    int completed = 0;
-    bool posted = false;
-    MPI_Request req = MPI_REQUEST_NULL;
-    if (!sub.any_member_failed()) {
-      int rc = post(sub, sub_root, &req);
-      if (rc != MPI_SUCCESS) return alias.return_error(rc, sub);
-      posted = true;
-    }
-    // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
-    // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.
-    if (attempt == 0 && call.posted_hook != nullptr) inject::point(call.posted_hook);
-    Watch watch;
-    watch.broken = [&sub] { return sub.any_member_failed(); };
-    if (posted) {  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
-      int err = MPI_SUCCESS;
-      WaitResult waited = wait(&req, MPI_STATUS_IGNORE, watch, &err);
-      if (waited == WaitResult::failed) return raise_test_error(alias.handle(), err);  // the program's error, not a failure
-      if (waited == WaitResult::completed) {
-        completed = 1;
-      } else {
-        sub.abandoned.store(true);
-      }
-    }
-    // Fast path: confirmed by a barrier when no member is known dead (see driver.hpp, step 4).
-    if (completed && call.shape != Shape::communicator && !sub.any_member_failed()) {
-      MPI_Request confirm = MPI_REQUEST_NULL;
-      if (PMPI_Ibarrier(sub.comm, &confirm) == MPI_SUCCESS) {
-        inject::point("confirm.posted");
-        int err = MPI_SUCCESS;
-        WaitResult waited = wait(&confirm, MPI_STATUS_IGNORE, watch, &err);
-        if (waited == WaitResult::failed) return raise_test_error(alias.handle(), err);
-        if (waited == WaitResult::completed) return MPI_SUCCESS;
-        sub.abandoned.store(true);
-      }
-    }
-    int flag = window_code(call_no, completed != 0);
-    std::vector<int> failed;
-    int rc = repair::agree(sub.comm, &flag, &failed);
-    bool all_completed = false;
-    switch (read_window(flag, call_no, &all_completed)) {
-      case Window::same_call: break;
-      case Window::ahead:
-        // NOTE: the others passed this call's barrier, so every member completed it, the root included
-        // (it died later): no dead-root policy.
-        alias.shrink(sub, call.name);
-        return MPI_SUCCESS;
-      case Window::behind:
-        sub.abandoned.store(true);
-        COHORT_LOG_INFO("%s: survivors one call behind; retrying after a shrink", call.name);
-        if (int src = alias.shrink(sub, call.name); src != MPI_SUCCESS) return alias.return_error(src, sub);
-        continue;
-      case Window::inconsistent:
-        COHORT_LOG_ERROR("%s: survivors more than one call apart (agreed code %#x); returning MPI_ERR_OTHER",
-                         call.name, static_cast<unsigned>(flag));
-        PMPI_Comm_call_errhandler(alias.handle(), MPI_ERR_OTHER);
-        return MPI_ERR_OTHER;
-    }
-    // NOTE: for an all-to-one call, "completed everywhere" only says the survivors delivered their data;
-    // if the root is in the agreed failed set, the result is lost with it and the policy decides.
-    bool root_lost = call.output_at_root && sub_root >= 0 &&
-                     std::binary_search(failed.begin(), failed.end(), sub_root);
-    switch (next_step(rc == MPI_SUCCESS && all_completed, !failed.empty(), attempt, sub.map.sub_size())) {
-      case Step::finish: return MPI_SUCCESS;
-      case Step::shrink_then_finish:
-        alias.shrink(sub, call.name);
-        return root_lost ? dead_root(alias, call, sub.map.to_world(call.root)) : MPI_SUCCESS;
-      case Step::shrink_then_retry:
-        sub.abandoned.store(true);  // other survivors' requests on it may still be pending
-        if (call.creates_communicator) refuse_after_lost_creation(call.name);
-        COHORT_LOG_INFO("%s: attempt %d did not complete on every survivor; retrying after a shrink",
-                        call.name, attempt + 1);
-        if (int src = alias.shrink(sub, call.name); src != MPI_SUCCESS) return alias.return_error(src, sub);
+  CollectiveOp op(alias.next_call(), call.shape == Shape::communicator);
+  const Substitute *sub = nullptr;
+  int sub_root = -1, agreed_code = 0;
+  MPI_Request req = MPI_REQUEST_NULL, confirm = MPI_REQUEST_NULL;
+  std::vector<int> failed;
+  Watch watch;
+  watch.broken = [&sub] { return sub->any_member_failed(); };
+  for (;;) {
+    switch (op.next()) {
+      case OpAction::begin: {
+        sub = &alias.current();
+        sub_root = -1;
+        bool root_dead = false;
+        if (call.root >= 0) {
+          // NOTE: an invalid root is the program's error; let MPI report it as it would without cohort.
+          sub_root = call.root >= sub->map.alias_size() ? call.root : sub->map.to_sub(call.root);
+          root_dead = sub_root < 0;
+        }
+        op.begin(root_dead, !root_dead && sub->any_member_failed(), sub->map.sub_size());
         break;
-      case Step::give_up:
-        COHORT_LOG_ERROR("%s: no progress after %d attempts; returning MPI_ERR_OTHER", call.name, attempt + 1);
+      }
+      case OpAction::dead_root:
+        op.dead_root_applied(dead_root(alias, call, sub->map.to_world(call.root)));
+        break;
+      case OpAction::post:
+        req = MPI_REQUEST_NULL;  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
+        op.posted(post(*sub, sub_root, &req));
+        break;
+      case OpAction::hook:
+        // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
+        // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.
+        if (call.posted_hook != nullptr) inject::point(call.posted_hook);
+        op.hooked();
+        break;
+      case OpAction::poll: {
+        int rc = MPI_SUCCESS;
+        auto test = [&] {
+          int done = 0;
+          rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+          return done != 0 || rc != MPI_SUCCESS;
+        };
+        if (wait_until(std::ref(test), watch) == WaitResult::completed) {
+          op.completed(rc, sub->any_member_failed());
+        } else {
+          sub->abandoned.store(true);
+          op.broken();
+        }
+        break;
+      }
+      case OpAction::confirm: {
+        // Fast path: confirmed by a barrier when no member is known dead (see driver.hpp, step 4).
+        confirm = MPI_REQUEST_NULL;
+        bool ok = PMPI_Ibarrier(sub->comm, &confirm) == MPI_SUCCESS;
+        if (ok) inject::point("confirm.posted");
+        op.confirm_posted(ok);
+        break;
+      }
+      case OpAction::poll_confirm:
+        if (wait(&confirm, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
+          op.confirmed();
+        } else {
+          sub->abandoned.store(true);
+          op.confirm_broken();
+        }
+        break;
+      case OpAction::agree: {
+        agreed_code = op.agreement_code();
+        int rc = repair::agree(sub->comm, &agreed_code, &failed);
+        // NOTE: for an all-to-one call, "completed everywhere" only says the survivors delivered their
+        // data; if the root is in the agreed failed set, the result is lost with it and the policy decides.
+        bool root_lost = call.output_at_root && sub_root >= 0 &&
+                         std::binary_search(failed.begin(), failed.end(), sub_root);
+        op.agreed(agreed_code, rc == MPI_SUCCESS, !failed.empty(), root_lost);
+        break;
+      }
+      case OpAction::shrink:
+        if (op.retry_pending()) {
+          sub->abandoned.store(true);  // other survivors' requests on it may still be pending
+          if (call.creates_communicator) refuse_after_lost_creation(call.name);
+          if (op.window() == Window::behind) {
+            COHORT_LOG_INFO("%s: survivors one call behind; retrying after a shrink", call.name);
+          } else {
+            COHORT_LOG_INFO("%s: attempt %d did not complete on every survivor; retrying after a shrink",
+                            call.name, op.attempt() + 1);
+          }
+        }
+        op.shrunk(alias.shrink(*sub, call.name));
+        break;
+      case OpAction::done: {
+        const OpOutcome &out = op.outcome();
+        switch (out.kind) {
+          case OpOutcome::success:  // rc: MPI's error for this rank's request, the program's error
+            return out.rc == MPI_SUCCESS ? MPI_SUCCESS : raise_test_error(alias.handle(), out.rc);
+          case OpOutcome::error: return alias.return_error(out.rc, *sub);
+          case OpOutcome::policy: return out.rc;
+          case OpOutcome::inconsistent:
+            COHORT_LOG_ERROR("%s: survivors more than one call apart (agreed code %#x); returning MPI_ERR_OTHER",
+                             call.name, static_cast<unsigned>(agreed_code));
+            break;
+          case OpOutcome::no_progress:
+            COHORT_LOG_ERROR("%s: no progress after %d attempts; returning MPI_ERR_OTHER", call.name,
+                             op.attempt() + 1);
+            break;
+        }
         PMPI_Comm_call_errhandler(alias.handle(), MPI_ERR_OTHER);
         return MPI_ERR_OTHER;
+      }
     }
   }
 }

@@ -60,13 +60,11 @@
 #include <utility>
 #include <vector>
 
+#include "wrap/calls.h"
 #include "wrap/policy.hpp"
 #include "wrap/rankmap.hpp"
 
 namespace cohort::wrap {
-
-/// Data-movement class of a call (the class column of wrap/calls.def).
-enum class Shape { local, one_to_all, all_to_one, all_to_all, positional, communicator };
 
 /// One substitute communicator and its rank map. Immutable once published, except `abandoned`.
 struct Substitute {
@@ -82,15 +80,22 @@ struct Substitute {
   /// detector's failure epoch has not changed since the last check.
   bool any_member_failed() const;
 
-  /// Positional layout for blocks of `count` elements (see positional_layout): counts and displacements
-  /// per substitute rank, kept here because a nonblocking v-collective may read them until it
-  /// completes, or forever if abandoned. Collectives on one communicator are serialised, so one cached
-  /// layout per substitute suffices.
-  void layout(int count, const int **counts, const int **displs) const;
+  /// Scratch positional layouts (counts and displacements per substitute rank; slot 0 and 1: receive and
+  /// send side) for the blocking collectives run on comm. A nonblocking v-collective reads them until it
+  /// completes, or forever if abandoned: blocking collectives on one communicator are serialised, and a
+  /// substitute with an abandoned request is never posted on again (and is leaked, layouts included), so
+  /// one pair per substitute suffices.
+  PositionalLayout &layout(int slot) const { return layouts_[slot]; }
+  /// The datatypes per substitute rank of slot `slot` (MPI_Alltoallw), same lifetime.
+  std::vector<MPI_Datatype> &layout_types(int slot) const { return types_[slot]; }
+  /// Scratch bytes that a posted collective reads or writes (Reduce_scatter's packed input, Exscan's
+  /// discarded output at substitute rank 0), same lifetime.
+  std::vector<char> &scratch() const { return scratch_; }
 
  private:
-  mutable std::vector<int> counts_, displs_;
-  mutable int layout_count_ = -1;
+  mutable PositionalLayout layouts_[2];
+  mutable std::vector<MPI_Datatype> types_[2];
+  mutable std::vector<char> scratch_;
 };
 
 /// A communicator the program holds (MPI_COMM_WORLD or one cohort created) and its substitutes.
@@ -189,6 +194,15 @@ struct CallDesc {
   /// dead-root policy applies even if every survivor's request completed.
   bool output_at_root = false;
 };
+
+/// The description of a wrapped call from its wrap/calls.def row; root is the call's root argument (alias
+/// rank) or -1.
+inline CallDesc describe(CallId id, int root = -1) {
+  const CallInfo &c = info(id);
+  CallDesc d{c.name, posted_hook(id), c.shape, c.rooted ? root : -1, c.dead_root};
+  d.output_at_root = c.output_at_root;
+  return d;
+}
 
 /// Posts the nonblocking variant on sub.comm; sub_root is the root in sub.comm's numbering (-1 without
 /// root). Returns an MPI error code; on MPI_SUCCESS *req is the active request.

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "detector/inject.hpp"
@@ -25,25 +26,13 @@
 namespace cohort::wrap {
 namespace {
 
-// Every wrapped call, and those with a root (a parameter named root), from wrap/calls.def.
-const char *const kCalls[] = {
-#define COHORT_CALL(name, cls, params, args, note) #name,
-#include "wrap/calls.def"
-#undef COHORT_CALL
-};
-const bool kRooted[] = {
-#define COHORT_CALL(name, cls, params, args, note) std::strstr(#params, "int root") != nullptr,
-#include "wrap/calls.def"
-#undef COHORT_CALL
-};
-
 // Reads every policy variable and COHORT_SEND_RETRIES once, so that an invalid value stops the rank at
 // MPI_Init with one line naming the variable and the rank, not later in the middle of a failure. Warns
 // (rank 0 only: every rank has the same environment) about COHORT_* names that cohort does not know.
 void check_settings(int rank) {
   std::vector<std::string> per_call;
-  for (size_t i = 0; i < sizeof kCalls / sizeof kCalls[0]; ++i) {
-    if (kRooted[i]) per_call.push_back(dead_root_variable(kCalls[i]));
+  for (const CallInfo &call : kCallInfo) {
+    if (call.rooted) per_call.push_back(dead_root_variable(call.name));
   }
   check_policy_variables(per_call);
   p2p::send_retries();
@@ -73,7 +62,9 @@ int init_common(int *argc, char ***argv, int *provided) {
   log::set_rank(rank);
   init_error_classes();
   check_settings(rank);
-  inject::declare_calls(std::vector<std::string>(std::begin(kCalls), std::end(kCalls)));
+  std::vector<std::string> calls;
+  for (const CallInfo &call : kCallInfo) calls.emplace_back(call.name);
+  inject::declare_calls(std::move(calls));
   if (got < MPI_THREAD_MULTIPLE) {
     COHORT_LOG_WARN("MPI_Init: MPI provides thread level %d, not MPI_THREAD_MULTIPLE; failure detection is off", got);
   }

@@ -1,5 +1,6 @@
-// The point-to-point wrappers: MPI_Send, MPI_Recv, MPI_Sendrecv, MPI_Isend, MPI_Irecv, MPI_Wait,
-// MPI_Waitall, MPI_Waitany, MPI_Test, MPI_Testall, MPI_Request_free, MPI_Probe, MPI_Iprobe.
+// The point-to-point wrappers: MPI_Send (and its modes Ssend, Rsend, Bsend), MPI_Recv, MPI_Sendrecv(_replace),
+// MPI_Isend (Issend, Irsend, Ibsend), MPI_Irecv, MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Test, MPI_Testall,
+// MPI_Request_free, MPI_Probe, MPI_Iprobe.
 // Each one describes its operation (direction, peer, tag, communicator) and hands it to wrap/request.hpp,
 // which polls it together with the detector and applies the dead-peer policy. Blocking calls run on their
 // nonblocking variants; peers keep the program's own numbering (no renumbering, no repair).
@@ -12,6 +13,7 @@
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "wrap/calls.h"
+#include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/request.hpp"
@@ -44,6 +46,88 @@ void retrack(int n, const MPI_Request *reqs, const std::vector<Op> &ops) {
   }
 }
 
+// A blocking send of any mode: posted with `isend` (p2p::post_send) and completed under the dead-peer
+// policy. NOTE: Legio re-posts a send that MPI failed (transient trouble); MPI only returns such errors
+// under MPI_ERRORS_RETURN. A dead peer is not retried here: the request layer re-tests its send instead.
+// first: attempts already made (MPI_Send's fast path).
+int blocking_send(const char *call, p2p::IsendFn isend, int first, const void *buf, int count, MPI_Datatype type,
+                  int dest, int tag, MPI_Comm comm) {
+  for (int attempt = first;; ++attempt) {
+    Op op = p2p::make_op(Dir::send, dest, tag, comm, call);
+    MPI_Request req;
+    int rc = p2p::post_send(buf, count, type, op, &req, isend);
+    if (rc == MPI_SUCCESS) rc = p2p::complete(&req, op, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS || rc == cohort::wrap::err_proc_failed_code() || attempt >= p2p::send_retries()) return rc;
+    COHORT_LOG_INFO("%s: MPI returned error %d; retrying (%d of %d)", call, rc, attempt + 1, p2p::send_retries());
+  }
+}
+
+// MPI_Sendrecv's body (also MPI_Sendrecv_replace's, which sends from a copy).
+int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+             int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status,
+             const char *call) {
+  Op ops[2] = {p2p::make_op(Dir::recv, source, recvtag, comm, call), p2p::make_op(Dir::send, dest, sendtag, comm, call)};
+  MPI_Request reqs[2];
+  int rc = p2p::post_recv(recvbuf, recvcount, recvtype, ops[0], &reqs[0]);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = p2p::post_send(sendbuf, sendcount, sendtype, ops[1], &reqs[1]);
+  if (rc != MPI_SUCCESS) {
+    PMPI_Cancel(&reqs[0]);
+    PMPI_Request_free(&reqs[0]);
+    return rc;
+  }
+  MPI_Status st[2];
+  rc = p2p::complete_all(2, reqs, ops, st);
+  if (status != MPI_STATUS_IGNORE) *status = st[0];
+  if (rc == MPI_ERR_IN_STATUS) return st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
+  return rc;
+}
+
+// MPI_Isend's kin: a nonblocking send of one mode, recorded in the request table.
+int isend_tracked(const char *call, p2p::IsendFn isend, const void *buf, int count, MPI_Datatype type, int dest,
+                  int tag, MPI_Comm comm, MPI_Request *req) {
+  if (dest == MPI_PROC_NULL) return isend(buf, count, type, dest, tag, comm, req);
+  Op op = p2p::make_op(Dir::send, dest, tag, comm, call);
+  return p2p::tracked(p2p::post_send(buf, count, type, op, req, isend), req, op);
+}
+
+// One p2p::test on reqs[i] (MPI_Test semantics, per policy for a dead peer), keeping the request table
+// in step: the record goes when the request completed, and is updated when its withdrawal advanced.
+int test_one(MPI_Request *reqs, int i, int *flag, MPI_Status *status, const char *call) {
+  MPI_Request key = reqs[i];
+  auto rec = p2p::lookup(key);
+  Op op = rec ? *rec : Op{};
+  op.call = call;
+  int rc = p2p::test(&reqs[i], op, flag, status);
+  if (reqs[i] == MPI_REQUEST_NULL) {
+    p2p::untrack(key);
+  } else if (rec && rec->stage != op.stage) {
+    p2p::track(key, op);
+  }
+  return rc;
+}
+
+// MPI_Testsome semantics over p2p::test: every active request tested once; those that completed (or
+// whose peer is dead, per policy) are reported. MPI_ERR_IN_STATUS when one of them failed.
+int test_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], const char *call) {
+  bool active = false, failed = false;
+  *outcount = 0;
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    active = true;
+    int flag = 0;
+    MPI_Status st;
+    int rc = test_one(reqs, i, &flag, &st, call);
+    if (!flag && rc == MPI_SUCCESS) continue;
+    st.MPI_ERROR = rc;
+    failed = failed || rc != MPI_SUCCESS;
+    if (statuses != MPI_STATUSES_IGNORE) statuses[*outcount] = st;
+    indices[(*outcount)++] = i;
+  }
+  if (!active) *outcount = MPI_UNDEFINED;
+  return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -67,16 +151,25 @@ extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, in
     if (rc == MPI_SUCCESS || rc == cohort::wrap::err_proc_failed_code() || p2p::send_retries() == 0) return rc;
     first = 1;
   }
-  // NOTE: Legio re-posts a send that MPI failed (transient trouble); MPI only returns such errors under
-  // MPI_ERRORS_RETURN. A dead peer is not retried here: the request layer re-tests its send instead.
-  for (int attempt = first;; ++attempt) {
-    Op op = p2p::make_op(Dir::send, dest, tag, comm, "MPI_Send");
-    MPI_Request req;
-    int rc = p2p::post_send(buf, count, type, op, &req);
-    if (rc == MPI_SUCCESS) rc = p2p::complete(&req, op, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS || rc == cohort::wrap::err_proc_failed_code() || attempt >= p2p::send_retries()) return rc;
-    COHORT_LOG_INFO("MPI_Send: MPI returned error %d; retrying (%d of %d)", rc, attempt + 1, p2p::send_retries());
-  }
+  return blocking_send("MPI_Send", PMPI_Isend, first, buf, count, type, dest, tag, comm);
+}
+
+extern "C" int __wrap_MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  count_call(CallId::MPI_Ssend);
+  if (dest == MPI_PROC_NULL) return PMPI_Ssend(buf, count, type, dest, tag, comm);
+  return blocking_send("MPI_Ssend", PMPI_Issend, 0, buf, count, type, dest, tag, comm);
+}
+
+extern "C" int __wrap_MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  count_call(CallId::MPI_Rsend);
+  if (dest == MPI_PROC_NULL) return PMPI_Rsend(buf, count, type, dest, tag, comm);
+  return blocking_send("MPI_Rsend", PMPI_Irsend, 0, buf, count, type, dest, tag, comm);
+}
+
+extern "C" int __wrap_MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  count_call(CallId::MPI_Bsend);
+  if (dest == MPI_PROC_NULL) return PMPI_Bsend(buf, count, type, dest, tag, comm);
+  return blocking_send("MPI_Bsend", PMPI_Ibsend, 0, buf, count, type, dest, tag, comm);
 }
 
 extern "C" int __wrap_MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -96,30 +189,41 @@ extern "C" int __wrap_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datat
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                                    MPI_Comm comm, MPI_Status *status) {
   count_call(CallId::MPI_Sendrecv);
-  Op ops[2] = {p2p::make_op(Dir::recv, source, recvtag, comm, "MPI_Sendrecv"),
-               p2p::make_op(Dir::send, dest, sendtag, comm, "MPI_Sendrecv")};
-  MPI_Request reqs[2];
-  int rc = p2p::post_recv(recvbuf, recvcount, recvtype, ops[0], &reqs[0]);
-  if (rc != MPI_SUCCESS) return rc;
-  rc = p2p::post_send(sendbuf, sendcount, sendtype, ops[1], &reqs[1]);
-  if (rc != MPI_SUCCESS) {
-    PMPI_Cancel(&reqs[0]);
-    PMPI_Request_free(&reqs[0]);
-    return rc;
-  }
-  MPI_Status st[2];
-  rc = p2p::complete_all(2, reqs, ops, st);
-  if (status != MPI_STATUS_IGNORE) *status = st[0];
-  if (rc == MPI_ERR_IN_STATUS) return st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
-  return rc;
+  return sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                  status, "MPI_Sendrecv");
+}
+
+extern "C" int __wrap_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                                           int recvtag, MPI_Comm comm, MPI_Status *status) {
+  count_call(CallId::MPI_Sendrecv_replace);
+  // NOTE: sent from a copy and received into buf, so that a withdrawn receive leaves buf as it was.
+  cohort::wrap::SavedInput copy(buf, count, type);
+  return sendrecv(copy.data(), count, type, dest, sendtag, buf, count, type, source, recvtag, comm, status,
+                  "MPI_Sendrecv_replace");
 }
 
 extern "C" int __wrap_MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                 MPI_Request *req) {
   count_call(CallId::MPI_Isend);
-  if (dest == MPI_PROC_NULL) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
-  Op op = p2p::make_op(Dir::send, dest, tag, comm, "MPI_Isend");
-  return p2p::tracked(p2p::post_send(buf, count, type, op, req), req, op);
+  return isend_tracked("MPI_Isend", PMPI_Isend, buf, count, type, dest, tag, comm, req);
+}
+
+extern "C" int __wrap_MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                 MPI_Request *req) {
+  count_call(CallId::MPI_Issend);
+  return isend_tracked("MPI_Issend", PMPI_Issend, buf, count, type, dest, tag, comm, req);
+}
+
+extern "C" int __wrap_MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                 MPI_Request *req) {
+  count_call(CallId::MPI_Irsend);
+  return isend_tracked("MPI_Irsend", PMPI_Irsend, buf, count, type, dest, tag, comm, req);
+}
+
+extern "C" int __wrap_MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                 MPI_Request *req) {
+  count_call(CallId::MPI_Ibsend);
+  return isend_tracked("MPI_Ibsend", PMPI_Ibsend, buf, count, type, dest, tag, comm, req);
 }
 
 extern "C" int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -202,6 +306,72 @@ extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_
       p2p::untrack(keys[static_cast<std::size_t>(i)]);
   }
   return rc;
+}
+
+extern "C" int __wrap_MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
+  count_call(CallId::MPI_Testany);
+  *flag = 0;
+  *index = MPI_UNDEFINED;
+  // NOTE: until a first rank dies no request can have a dead peer: MPI's own test, then the records.
+  if (cohort::detector::failure_epoch() == 0) {
+    std::vector<MPI_Request> keys(reqs, reqs + count);
+    int rc = PMPI_Testany(count, reqs, index, flag, status);
+    if (*flag && *index != MPI_UNDEFINED) p2p::untrack(keys[static_cast<std::size_t>(*index)]);
+    return rc;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    int rc = test_one(reqs, i, flag, status, "MPI_Testany");
+    if (*flag || rc != MPI_SUCCESS) {
+      *index = i;
+      return rc;
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] != MPI_REQUEST_NULL) return MPI_SUCCESS;
+  }
+  return PMPI_Testany(count, reqs, index, flag, status);  // every request null: flag 1, an empty status
+}
+
+extern "C" int __wrap_MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                                   MPI_Status statuses[]) {
+  count_call(CallId::MPI_Testsome);
+  if (cohort::detector::failure_epoch() == 0) {
+    std::vector<MPI_Request> keys(reqs, reqs + incount);
+    int rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+    for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) {
+      if (reqs[indices[k]] == MPI_REQUEST_NULL) p2p::untrack(keys[static_cast<std::size_t>(indices[k])]);
+    }
+    return rc;
+  }
+  return test_some(incount, reqs, outcount, indices, statuses, "MPI_Testsome");
+}
+
+extern "C" int __wrap_MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                                   MPI_Status statuses[]) {
+  count_call(CallId::MPI_Waitsome);
+  // Those complete now; if none, one through MPI_Waitany's completion (never waits on a dead rank), then
+  // any others that completed meanwhile.
+  int rc = test_some(incount, reqs, outcount, indices, statuses, "MPI_Waitsome");
+  if (*outcount != 0) return rc;
+  std::vector<MPI_Request> keys(reqs, reqs + incount);
+  std::vector<Op> ops = ops_of(incount, reqs, "MPI_Waitsome", false);
+  int index = MPI_UNDEFINED;
+  MPI_Status st;
+  rc = p2p::complete_any(incount, reqs, ops.data(), &index, &st);
+  if (index == MPI_UNDEFINED) {
+    *outcount = MPI_UNDEFINED;
+    return rc;
+  }
+  if (reqs[index] == MPI_REQUEST_NULL) p2p::untrack(keys[static_cast<std::size_t>(index)]);
+  st.MPI_ERROR = rc;
+  int more = 0;
+  int rc2 = test_some(incount, reqs, &more, indices + 1, statuses == MPI_STATUSES_IGNORE ? statuses : statuses + 1,
+                      "MPI_Waitsome");
+  indices[0] = index;
+  if (statuses != MPI_STATUSES_IGNORE) statuses[0] = st;
+  *outcount = 1 + (more == MPI_UNDEFINED ? 0 : more);
+  return rc != MPI_SUCCESS || rc2 != MPI_SUCCESS ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
 extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {

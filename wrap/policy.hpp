@@ -6,7 +6,8 @@
 //   COHORT_ON_DEAD_PEER_SEND=... / _RECV=...    one direction
 //   COHORT_SEND_RETRIES=3                       send retries for transient trouble before the policy
 //
-// Defaults (Legio): abort for Bcast and Scatter, skip for Reduce and Gather; send to a dead rank skip,
+// Defaults: per rooted call, the dead_root column of wrap/calls.def (Legio's: abort where the root sends,
+// skip where it receives; the README's policy table is generated from it); send to a dead rank skip,
 // receive from a dead rank abort.
 #pragma once
 #include <mpi.h>

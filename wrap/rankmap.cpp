@@ -38,10 +38,10 @@ std::vector<int> RankMap::member_world_ranks() const {
   return out;
 }
 
-void positional_layout(const RankMap &map, int count, std::vector<int> *counts, std::vector<int> *displs) {
-  counts->assign(map.sub_size(), count);
-  displs->resize(map.sub_size());
-  for (int s = 0; s < map.sub_size(); ++s) (*displs)[s] = map.to_alias(s) * count;
+void PositionalLayout::uniform(const RankMap &map, int count) {
+  counts.assign(map.sub_size(), count);
+  displs.resize(map.sub_size());
+  for (int s = 0; s < map.sub_size(); ++s) displs[s] = map.to_alias(s) * count;
 }
 
 }  // namespace cohort::wrap

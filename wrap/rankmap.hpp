@@ -45,9 +45,28 @@ class RankMap {
   std::vector<int> members_;   // substitute rank -> alias rank
 };
 
-/// Positional displacements (Legio without shift): the displacement, in elements, of each substitute
-/// rank's block, so that every surviving alias rank's block sits at its original offset
-/// (alias rank * count). Writes sub_size() entries into displs and count into counts.
-void positional_layout(const RankMap &map, int count, std::vector<int> *counts, std::vector<int> *displs);
+/// Picks the members' entries of a per-alias-rank array: out[s] = per_alias[map.to_alias(s)] for every
+/// substitute rank s (sub_size() entries).
+template <typename T>
+void members_of(const RankMap &map, const T *per_alias, std::vector<T> *out) {
+  out->resize(map.sub_size());
+  for (int s = 0; s < map.sub_size(); ++s) (*out)[s] = per_alias[map.to_alias(s)];
+}
+
+/// The one layout of positional data (Legio without shift): counts and displacements, in elements (bytes
+/// for MPI_Alltoallw), per substitute rank, so that every surviving alias rank's block sits at its original
+/// displacement and dead ranks' blocks are neither sent nor received. The arguments of the v-variant
+/// (MPI_Igatherv, MPI_Ialltoallv, ...) posted on the substitute.
+struct PositionalLayout {
+  std::vector<int> counts, displs;
+  /// Uniform blocks (Gather, Scatter, Allgather, Alltoall): alias rank a's block is `count` elements at
+  /// a * count.
+  void uniform(const RankMap &map, int count);
+  /// Blocks given per alias rank (the program's v-arguments: alias_size() entries each).
+  void select(const RankMap &map, const int *alias_counts, const int *alias_displs) {
+    members_of(map, alias_counts, &counts);
+    members_of(map, alias_displs, &displs);
+  }
+};
 
 }  // namespace cohort::wrap

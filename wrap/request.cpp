@@ -221,14 +221,14 @@ bool dead(const Op &op) {
   return op.stage != Stage::posted || peer_dead(op.comm, op.peer);
 }
 
-int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req) {
+int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req, IsendFn isend) {
   if (peer_dead(op.comm, op.peer)) {
     op.stage = Stage::not_posted;
     int rc = PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, req);
     if (rc == MPI_SUCCESS) rc = PMPI_Grequest_complete(*req);
     return rc;
   }
-  int rc = PMPI_Isend(buf, count, type, op.peer, op.tag, op.comm, req);
+  int rc = isend(buf, count, type, op.peer, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("send.posted");
   return rc;
 }

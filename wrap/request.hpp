@@ -59,9 +59,13 @@ inline Op make_op(Dir dir, int peer, int tag, MPI_Comm comm, const char *call) {
 /// communicator but the caller can send) or it was already withdrawn. Never true for Dir::none.
 bool dead(const Op &op);
 
-/// Starts a send (PMPI_Isend; test hook "send.posted"). To a rank already known dead nothing is sent:
-/// *req is a completed generalized request and op.stage is not_posted (the policy applies on completion).
-int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req);
+/// The nonblocking send of one send mode: PMPI_Isend, PMPI_Issend, PMPI_Irsend or PMPI_Ibsend.
+using IsendFn = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+
+/// Starts a send (`isend`, PMPI_Isend by default; test hook "send.posted"). To a rank already known dead
+/// nothing is sent: *req is a completed generalized request and op.stage is not_posted (the policy applies
+/// on completion).
+int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req, IsendFn isend = PMPI_Isend);
 /// Starts a receive (PMPI_Irecv; test hook "recv.posted"), also from a dead rank: its message may be here.
 int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req);
 

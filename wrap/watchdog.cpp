@@ -58,12 +58,7 @@ bool in_mpi_library(void *pc, Dl_info *info) {
 }
 
 bool wrapped(const std::string &name) {
-  static const char *const kCalls[] = {
-#define COHORT_CALL(name, cls, params, args, note) #name,
-#include "wrap/calls.def"
-#undef COHORT_CALL
-  };
-  return std::any_of(std::begin(kCalls), std::end(kCalls), [&](const char *c) { return name == c; });
+  return std::any_of(std::begin(kCallInfo), std::end(kCallInfo), [&](const CallInfo &c) { return name == c.name; });
 }
 
 // The MPI function the program called, from the captured stack: the outermost frame inside the MPI

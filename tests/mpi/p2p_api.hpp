@@ -22,12 +22,28 @@ struct P2pApi {
   int (*request_free)(MPI_Request *);
   int (*probe)(int, int, MPI_Comm, MPI_Status *);
   int (*iprobe)(int, int, MPI_Comm, int *, MPI_Status *);
+  // the send modes and MPI_Sendrecv_replace (issue 10)
+  int (*ssend)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+  int (*rsend)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+  int (*bsend)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+  int (*issend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+  int (*irsend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+  int (*ibsend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+  int (*sendrecv_replace)(void *, int, MPI_Datatype, int, int, int, int, MPI_Comm, MPI_Status *);
+  int (*testany)(int, MPI_Request *, int *, int *, MPI_Status *);
+  int (*testsome)(int, MPI_Request *, int *, int *, MPI_Status *);
+  int (*waitsome)(int, MPI_Request *, int *, int *, MPI_Status *);
 };
 
 inline const P2pApi kWrapped = {"wrapped", MPI_Send,  MPI_Recv,    MPI_Sendrecv,     MPI_Isend,
                                 MPI_Irecv, MPI_Wait,  MPI_Waitall, MPI_Waitany,      MPI_Test,
-                                MPI_Testall, MPI_Request_free, MPI_Probe, MPI_Iprobe};
+                                MPI_Testall, MPI_Request_free, MPI_Probe, MPI_Iprobe,
+                                MPI_Ssend, MPI_Rsend, MPI_Bsend, MPI_Issend, MPI_Irsend, MPI_Ibsend,
+                                MPI_Sendrecv_replace, MPI_Testany, MPI_Testsome, MPI_Waitsome};
 inline const P2pApi kReal = {"real",           __real_MPI_Send,    __real_MPI_Recv,    __real_MPI_Sendrecv,
                              __real_MPI_Isend, __real_MPI_Irecv,   __real_MPI_Wait,    __real_MPI_Waitall,
                              __real_MPI_Waitany, __real_MPI_Test,  __real_MPI_Testall, __real_MPI_Request_free,
-                             __real_MPI_Probe, __real_MPI_Iprobe};
+                             __real_MPI_Probe, __real_MPI_Iprobe,
+                             __real_MPI_Ssend, __real_MPI_Rsend, __real_MPI_Bsend, __real_MPI_Issend,
+                             __real_MPI_Irsend, __real_MPI_Ibsend, __real_MPI_Sendrecv_replace,
+                             __real_MPI_Testany, __real_MPI_Testsome, __real_MPI_Waitsome};

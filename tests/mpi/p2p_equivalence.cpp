@@ -108,6 +108,44 @@ void sendrecv_shift(Ctx &c) {
   }
 }
 
+// The send modes around the ring: Ssend, Bsend (with an attached buffer), Rsend (its receive is posted
+// and a barrier passed first), Issend, Irsend, Ibsend + Wait; then Sendrecv_replace.
+void send_modes(Ctx &c) {
+  const int n = 64;
+  std::vector<char> attached(8 * (n * sizeof(int) + MPI_BSEND_OVERHEAD));
+  PMPI_Buffer_attach(attached.data(), static_cast<int>(attached.size()));
+  for (int mode = 0; mode < 6; ++mode) {
+    int tag = 40 + mode;
+    std::vector<int> out = pattern(c.rank, tag, n), in(static_cast<std::size_t>(n), -1);
+    MPI_Request rr, sr = MPI_REQUEST_NULL;
+    MPI_Status st;
+    c.api.irecv(in.data(), n, MPI_INT, c.left, tag, c.comm, &rr);
+    PMPI_Barrier(c.comm);  // every receive is posted: a ready send is legal
+    int rc = MPI_SUCCESS;
+    switch (mode) {
+      case 0: rc = c.api.ssend(out.data(), n, MPI_INT, c.right, tag, c.comm); break;
+      case 1: rc = c.api.bsend(out.data(), n, MPI_INT, c.right, tag, c.comm); break;
+      case 2: rc = c.api.rsend(out.data(), n, MPI_INT, c.right, tag, c.comm); break;
+      case 3: rc = c.api.issend(out.data(), n, MPI_INT, c.right, tag, c.comm, &sr); break;
+      case 4: rc = c.api.irsend(out.data(), n, MPI_INT, c.right, tag, c.comm, &sr); break;
+      case 5: rc = c.api.ibsend(out.data(), n, MPI_INT, c.right, tag, c.comm, &sr); break;
+    }
+    CHECK(rc == MPI_SUCCESS, "send mode %d: %d", mode, rc);
+    CHECK(c.api.wait(&sr, MPI_STATUS_IGNORE) == MPI_SUCCESS && c.api.wait(&rr, &st) == MPI_SUCCESS, "waits");
+    expect_data(in, c.left, tag, "send modes");
+    note_status(c.t, st);
+  }
+  void *detached;
+  int bytes;
+  PMPI_Buffer_detach(&detached, &bytes);
+  std::vector<int> buf = pattern(c.rank, 47, n);
+  MPI_Status st;
+  CHECK(c.api.sendrecv_replace(buf.data(), n, MPI_INT, c.right, 47, c.left, 47, c.comm, &st) == MPI_SUCCESS,
+        "sendrecv_replace");
+  expect_data(buf, c.left, 47, "sendrecv_replace");
+  note_status(c.t, st);
+}
+
 // Eight requests (two tags to and from each neighbour) and two MPI_REQUEST_NULL, one Waitall.
 void waitall_mix(Ctx &c) {
   for (int ignore = 0; ignore < 2; ++ignore) {
@@ -171,6 +209,48 @@ void waitany_all(Ctx &c) {
 }
 
 // A receive tests incomplete before its sender sends (the sender waits for a barrier), then completes.
+// A receive from and a send to every other rank, completed three ways: MPI_Testany polled, MPI_Waitsome,
+// MPI_Testsome polled. The transcript keeps the sorted (index, source) pairs, which do not depend on timing.
+void some_and_any(Ctx &c) {
+  for (int way = 0; way < 3; ++way) {
+    int tag = 70 + way;
+    std::vector<MPI_Request> r;
+    std::vector<std::vector<int>> in(static_cast<std::size_t>(c.size), std::vector<int>(4, -1));
+    std::vector<int> out = pattern(c.rank, tag, 4);
+    for (int p = 0; p < c.size; ++p)
+      if (p != c.rank) r.emplace_back(), c.api.irecv(in[static_cast<std::size_t>(p)].data(), 4, MPI_INT, p, tag, c.comm, &r.back());
+    int n = static_cast<int>(r.size());
+    for (int p = 0; p < c.size; ++p)
+      if (p != c.rank) r.emplace_back(), c.api.isend(out.data(), 4, MPI_INT, p, tag, c.comm, &r.back());
+    const int m = static_cast<int>(r.size());
+    std::vector<std::pair<int, int>> seen;
+    std::vector<int> idx(static_cast<std::size_t>(m));
+    std::vector<MPI_Status> st(static_cast<std::size_t>(m));
+    while (static_cast<int>(seen.size()) < m) {
+      if (way == 0) {
+        int i = -7, flag = 0;
+        CHECK(c.api.testany(m, r.data(), &i, &flag, &st[0]) == MPI_SUCCESS, "testany");
+        if (flag) {
+          CHECK(i >= 0 && i < m, "testany index %d", i);
+          seen.emplace_back(i, i < n ? st[0].MPI_SOURCE : -1);
+        }
+        continue;
+      }
+      int k = -7;
+      int rc = way == 1 ? c.api.waitsome(m, r.data(), &k, idx.data(), st.data())
+                        : c.api.testsome(m, r.data(), &k, idx.data(), st.data());
+      CHECK(rc == MPI_SUCCESS && k >= 0 && (way == 2 || k > 0), "%s: rc %d outcount %d", way == 1 ? "waitsome" : "testsome", rc, k);
+      for (int j = 0; j < k; ++j) seen.emplace_back(idx[static_cast<std::size_t>(j)], idx[static_cast<std::size_t>(j)] < n ? st[static_cast<std::size_t>(j)].MPI_SOURCE : -1);
+    }
+    int k = -7;
+    CHECK(c.api.testsome(m, r.data(), &k, idx.data(), st.data()) == MPI_SUCCESS && k == MPI_UNDEFINED, "all null: %d", k);
+    std::sort(seen.begin(), seen.end());
+    for (auto &s2 : seen) c.t.insert(c.t.end(), {s2.first, s2.second});
+    for (int p = 0; p < c.size; ++p)
+      if (p != c.rank) expect_data(in[static_cast<std::size_t>(p)], p, tag, "some_and_any");
+  }
+}
+
 void test_loop(Ctx &c) {
   std::vector<int> in(4, -1), out = pattern(c.rank, 50, 4);
   MPI_Request rr, sr;
@@ -301,7 +381,7 @@ Transcript run(const P2pApi &api, MPI_Comm comm) {
   PMPI_Comm_size(comm, &c.size);
   c.left = (c.rank + c.size - 1) % c.size;
   c.right = (c.rank + 1) % c.size;
-  for (auto scenario : {blocking_ring, any_source, sendrecv_shift, waitall_mix, waitany_all, test_loop, testall_loop,
+  for (auto scenario : {blocking_ring, any_source, sendrecv_shift, send_modes, waitall_mix, waitany_all, some_and_any, test_loop, testall_loop,
                         free_active, probes, proc_null, self_and_null}) {
     scenario(c);
     c.t.push_back(-999);  // scenario separator
@@ -329,7 +409,8 @@ int main(int argc, char **argv) {
   }
   for (const char *call : {"MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Wait",
                            "MPI_Waitall", "MPI_Waitany", "MPI_Test", "MPI_Testall", "MPI_Request_free", "MPI_Probe",
-                           "MPI_Iprobe"}) {
+                           "MPI_Iprobe", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend", "MPI_Issend", "MPI_Irsend",
+                           "MPI_Ibsend", "MPI_Sendrecv_replace", "MPI_Testany", "MPI_Testsome", "MPI_Waitsome"}) {
     CHECK(cohort_call_count(call) > 0, "%s never went through cohort", call);
   }
   CHECK(cohort::wrap::p2p::tracked_requests() == 0, "%zu request records leaked",

@@ -190,6 +190,44 @@ void dead_peer() {
     } else {
       CHECK(is_proc_failed(rc), "Sendrecv rc %d", rc);
     }
+    // The other send modes follow the send policy; Sendrecv_replace both (its buffer kept if skipped).
+    expect_dead("Ssend", ss, MPI_Ssend(buf.data(), 8, MPI_INT, 1, 15, MPI_COMM_WORLD), nullptr, 1, 15);
+    expect_dead("Rsend", ss, MPI_Rsend(buf.data(), 8, MPI_INT, 1, 15, MPI_COMM_WORLD), nullptr, 1, 15);
+    std::vector<char> attached(1024 + MPI_BSEND_OVERHEAD);
+    MPI_Buffer_attach(attached.data(), static_cast<int>(attached.size()));
+    expect_dead("Bsend", ss, MPI_Bsend(buf.data(), 8, MPI_INT, 1, 15, MPI_COMM_WORLD), nullptr, 1, 15);
+    void *detached;
+    int dbytes;
+    MPI_Buffer_detach(&detached, &dbytes);
+    CHECK(MPI_Issend(buf.data(), 8, MPI_INT, 1, 16, MPI_COMM_WORLD, &r) == MPI_SUCCESS, "Issend");
+    expect_dead("Issend+Wait", ss, MPI_Wait(&r, &st), &st, 1, 16);
+    rc = MPI_Sendrecv_replace(buf.data(), 8, MPI_INT, 1, 17, 1, 17, MPI_COMM_WORLD, &st);
+    if (rs && ss) {
+      expect_dead("Sendrecv_replace", true, rc, &st, 1, 17);
+      CHECK(buf[0] == -5, "a skipped Sendrecv_replace changed the buffer");
+    } else {
+      CHECK(is_proc_failed(rc), "Sendrecv_replace rc %d", rc);
+    }
+    // Testany, Waitsome, Testsome complete a request of a dead peer per policy.
+    MPI_Irecv(buf.data(), 8, MPI_INT, 1, 18, MPI_COMM_WORLD, &rq[0]);
+    rq[1] = MPI_REQUEST_NULL;
+    do {
+      rc = MPI_Testany(2, rq, &idx, &flag, &st);
+    } while (!flag);
+    CHECK(idx == 0 && rq[0] == MPI_REQUEST_NULL, "Testany index %d", idx);
+    expect_dead("Testany", rs, rc, &st, 1, 18);
+    int outcount = -1, indices[2];
+    MPI_Isend(buf.data(), 8, MPI_INT, 1, 19, MPI_COMM_WORLD, &rq[1]);
+    rc = MPI_Waitsome(2, rq, &outcount, indices, sts);
+    CHECK(outcount == 1 && indices[0] == 1 && rq[1] == MPI_REQUEST_NULL, "Waitsome outcount %d", outcount);
+    if (ss) {
+      CHECK(rc == MPI_SUCCESS, "Waitsome rc %d", rc);
+      expect_dead("Waitsome", true, MPI_SUCCESS, &sts[0], 1, 19);
+    } else {
+      CHECK(rc == MPI_ERR_IN_STATUS, "Waitsome rc %d", rc);
+      expect_dead("Waitsome", false, sts[0].MPI_ERROR, &sts[0], 1, 19);
+    }
+    CHECK(MPI_Testsome(2, rq, &outcount, indices, sts) == MPI_SUCCESS && outcount == MPI_UNDEFINED, "Testsome null");
     MPI_Irecv(buf.data(), 8, MPI_INT, 1, 14, MPI_COMM_WORLD, &r);
     CHECK(MPI_Request_free(&r) == MPI_SUCCESS && r == MPI_REQUEST_NULL, "Request_free");
     CHECK(buf[0] == -5, "a withdrawn receive touched the buffer");

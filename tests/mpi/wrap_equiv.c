@@ -16,8 +16,21 @@ static const int counts[] = {0, 7, 1, MAXC};
 static int ncounts = 4;  /* "quick" (for MPICH, slow when oversubscribed): counts 0 and 7, roots 0 and last */
 static int quick = 0;
 
-/* Buffers big enough for size blocks of MAXC elements of the widest type (vector: stride 2 doubles). */
-static size_t bufbytes(void) { return (size_t)size * MAXC * 2 * sizeof(double) + 64; }
+/* Buffers big enough for size blocks of MAXC elements and a gap each, of the widest type (vector: stride 2
+ * doubles). */
+static size_t bufbytes(void) { return (size_t)size * (MAXC + 1) * 2 * sizeof(double) + 64; }
+
+/* Irregular v-arguments: rank r's block has c elements (c / 2 where r + shift is odd); blocks lie in reverse
+ * rank order with a one-element gap after each. Returns the number of elements spanned. */
+static int vlayout(int n, int c, int shift, int *cnt, int *dsp) {
+  int at = 0;
+  for (int r = n - 1; r >= 0; --r) {
+    cnt[r] = (r + shift) % 2 ? c / 2 : c;
+    dsp[r] = at;
+    at += cnt[r] + 1;
+  }
+  return at;
+}
 
 /* Fills with values that depend on rank, position and seed; doubles hold small integers (exact sums). */
 static void fill(void *buf, size_t bytes, int seed) {
@@ -41,6 +54,83 @@ static const struct {
   const char *name;
   AllFn wrapped, raw;
 } all[] = {{"MPI_Allreduce", MPI_Allreduce, PMPI_Allreduce}, {"MPI_Scan", MPI_Scan, PMPI_Scan}};
+
+/* The collectives without a root, v/w and all-to-all variants and reduce-scatters, for one type and count. */
+static void check_v(MPI_Comm comm, MPI_Datatype ty, const char *tn, int reducible, int c, int seed, char *a, char *b,
+                    char *sa, char *sb, size_t bytes) {
+  int me, n;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &n);
+  MPI_Aint lb, ext;
+  MPI_Type_get_extent(ty, &lb, &ext);
+  int cnt[64], dsp[64], scnt[64], sdsp[64], rcnt[64], rdsp[64], sbyte[64], rbyte[64];
+  MPI_Datatype tys[64];
+  vlayout(n, c, 0, cnt, dsp);
+  vlayout(n, c, me, rcnt, rdsp); /* from rank r: c, or c / 2 when r + me is odd; the same rule sends */
+  vlayout(n, c, me, scnt, sdsp);
+  for (int r = 0; r < n; ++r) sbyte[r] = sdsp[r] * (int)ext, rbyte[r] = rdsp[r] * (int)ext, tys[r] = ty;
+#define PREP() (fill(a, bytes, seed), memcpy(b, a, bytes), fill(sa, bytes, seed + 1), memcpy(sb, sa, bytes))
+  PREP();
+  CHECK(MPI_Allgatherv(sa, cnt[me], ty, a, cnt, dsp, ty, comm) == MPI_SUCCESS, "MPI_Allgatherv");
+  PMPI_Allgatherv(sb, cnt[me], ty, b, cnt, dsp, ty, comm);
+  same(a, b, bytes, "MPI_Allgatherv", tn, c, -1);
+  PREP();
+  MPI_Allgatherv(MPI_IN_PLACE, cnt[me], ty, a, cnt, dsp, ty, comm);
+  PMPI_Allgatherv(MPI_IN_PLACE, cnt[me], ty, b, cnt, dsp, ty, comm);
+  same(a, b, bytes, "MPI_Allgatherv in place", tn, c, -1);
+  PREP();
+  CHECK(MPI_Alltoall(sa, c, ty, a, c, ty, comm) == MPI_SUCCESS, "MPI_Alltoall");
+  PMPI_Alltoall(sb, c, ty, b, c, ty, comm);
+  same(a, b, bytes, "MPI_Alltoall", tn, c, -1);
+  PREP();
+  MPI_Alltoall(MPI_IN_PLACE, c, ty, a, c, ty, comm);
+  PMPI_Alltoall(MPI_IN_PLACE, c, ty, b, c, ty, comm);
+  same(a, b, bytes, "MPI_Alltoall in place", tn, c, -1);
+  PREP();
+  CHECK(MPI_Alltoallv(sa, scnt, sdsp, ty, a, rcnt, rdsp, ty, comm) == MPI_SUCCESS, "MPI_Alltoallv");
+  PMPI_Alltoallv(sb, scnt, sdsp, ty, b, rcnt, rdsp, ty, comm);
+  same(a, b, bytes, "MPI_Alltoallv", tn, c, -1);
+  PREP();
+  MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, a, rcnt, rdsp, ty, comm);
+  PMPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, b, rcnt, rdsp, ty, comm);
+  same(a, b, bytes, "MPI_Alltoallv in place", tn, c, -1);
+  PREP();
+  CHECK(MPI_Alltoallw(sa, scnt, sbyte, tys, a, rcnt, rbyte, tys, comm) == MPI_SUCCESS, "MPI_Alltoallw");
+  PMPI_Alltoallw(sb, scnt, sbyte, tys, b, rcnt, rbyte, tys, comm);
+  same(a, b, bytes, "MPI_Alltoallw", tn, c, -1);
+  if (!reducible) return;
+  MPI_Op ops[] = {MPI_SUM, MPI_MAX};
+  for (int o = 0; o < 2; ++o) {
+    PREP();
+    CHECK(MPI_Reduce_scatter_block(sa, a, c, ty, ops[o], comm) == MPI_SUCCESS, "MPI_Reduce_scatter_block");
+    PMPI_Reduce_scatter_block(sb, b, c, ty, ops[o], comm);
+    same(a, b, bytes, "MPI_Reduce_scatter_block", tn, c, -1);
+    PREP();
+    MPI_Reduce_scatter_block(MPI_IN_PLACE, a, c, ty, ops[o], comm);
+    PMPI_Reduce_scatter_block(MPI_IN_PLACE, b, c, ty, ops[o], comm);
+    same(a, b, bytes, "MPI_Reduce_scatter_block in place", tn, c, -1);
+    PREP();
+    CHECK(MPI_Reduce_scatter(sa, a, cnt, ty, ops[o], comm) == MPI_SUCCESS, "MPI_Reduce_scatter");
+    PMPI_Reduce_scatter(sb, b, cnt, ty, ops[o], comm);
+    same(a, b, bytes, "MPI_Reduce_scatter", tn, c, -1);
+    PREP();
+    MPI_Reduce_scatter(MPI_IN_PLACE, a, cnt, ty, ops[o], comm);
+    PMPI_Reduce_scatter(MPI_IN_PLACE, b, cnt, ty, ops[o], comm);
+    same(a, b, bytes, "MPI_Reduce_scatter in place", tn, c, -1);
+    /* Exscan: rank 0's buffer is undefined in MPI (cohort leaves it untouched): compared from rank 1 on */
+    PREP();
+    CHECK(MPI_Exscan(sa, a, c, ty, ops[o], comm) == MPI_SUCCESS, "MPI_Exscan");
+    PMPI_Exscan(sb, b, c, ty, ops[o], comm);
+    if (me > 0) same(a, b, bytes, "MPI_Exscan", tn, c, -1);
+    PREP();
+    MPI_Exscan(MPI_IN_PLACE, a, c, ty, ops[o], comm);
+    PMPI_Exscan(MPI_IN_PLACE, b, c, ty, ops[o], comm);
+    if (me > 0) same(a, b, bytes, "MPI_Exscan in place", tn, c, -1);
+  }
+  double x[3] = {1, 2, 3}, y[3] = {10, 20, 30};
+  CHECK(MPI_Reduce_local(x, y, 3, MPI_DOUBLE, MPI_SUM) == MPI_SUCCESS && y[2] == 33, "MPI_Reduce_local");
+#undef PREP
+}
 
 static void check_comm(MPI_Comm comm, Type *types, int ntypes) {
   int me, n;
@@ -71,6 +161,25 @@ static void check_comm(MPI_Comm comm, Type *types, int ntypes) {
         PMPI_Gather(me == root ? MPI_IN_PLACE : sb, c, ty, b, c, ty, root, comm);
         same(a, b, bytes, "MPI_Gather in place", types[t].name, c, root);
 
+        int cnt[64], dsp[64];
+        vlayout(n, c, 0, cnt, dsp);
+        PREP();
+        CHECK(MPI_Gatherv(sa, cnt[me], ty, a, cnt, dsp, ty, root, comm) == MPI_SUCCESS, "MPI_Gatherv");
+        PMPI_Gatherv(sb, cnt[me], ty, b, cnt, dsp, ty, root, comm);
+        same(a, b, bytes, "MPI_Gatherv", types[t].name, c, root);
+        PREP();
+        MPI_Gatherv(me == root ? MPI_IN_PLACE : sa, cnt[me], ty, a, cnt, dsp, ty, root, comm);
+        PMPI_Gatherv(me == root ? MPI_IN_PLACE : sb, cnt[me], ty, b, cnt, dsp, ty, root, comm);
+        same(a, b, bytes, "MPI_Gatherv in place", types[t].name, c, root);
+        PREP();
+        CHECK(MPI_Scatterv(sa, cnt, dsp, ty, a, cnt[me], ty, root, comm) == MPI_SUCCESS, "MPI_Scatterv");
+        PMPI_Scatterv(sb, cnt, dsp, ty, b, cnt[me], ty, root, comm);
+        same(a, b, bytes, "MPI_Scatterv", types[t].name, c, root);
+        PREP();
+        MPI_Scatterv(sa, cnt, dsp, ty, me == root ? MPI_IN_PLACE : a, cnt[me], ty, root, comm);
+        PMPI_Scatterv(sb, cnt, dsp, ty, me == root ? MPI_IN_PLACE : b, cnt[me], ty, root, comm);
+        same(a, b, bytes, "MPI_Scatterv in place", types[t].name, c, root);
+
         PREP();
         CHECK(MPI_Scatter(sa, c, ty, a, c, ty, root, comm) == MPI_SUCCESS, "MPI_Scatter");
         PMPI_Scatter(sb, c, ty, b, c, ty, root, comm);
@@ -97,6 +206,7 @@ static void check_comm(MPI_Comm comm, Type *types, int ntypes) {
       MPI_Allgather(MPI_IN_PLACE, c, ty, a, c, ty, comm);
       PMPI_Allgather(MPI_IN_PLACE, c, ty, b, c, ty, comm);
       same(a, b, bytes, "MPI_Allgather in place", types[t].name, c, -1);
+      check_v(comm, ty, types[t].name, types[t].reducible, c, seed, a, b, sa, sb, bytes);
       if (!types[t].reducible) continue;
       for (int o = 0; o < 2; ++o) {
         for (int k = 0; k < 2; ++k) { /* the same checks for MPI_Allreduce and MPI_Scan */
@@ -159,6 +269,7 @@ int main(int argc, char **argv) {
   PMPI_Comm_free(&raw_half);
   PMPI_Comm_free(&raw_dup);
   CHECK(cohort_call_count("MPI_Bcast") > 0 && cohort_call_count("MPI_Comm_split") == 2, "wrappers entered");
+  CHECK(cohort_call_count("MPI_Alltoallw") > 0 && cohort_call_count("MPI_Reduce_local") > 0, "new wrappers entered");
   MPI_Type_free(&strided);
   MPI_Type_free(&vec);
   TEST_PASS("%d ranks: every collective equals raw MPI", size);

@@ -2,7 +2,9 @@
  * killed just before it or during it, and every survivor's buffers and return codes asserted.
  *
  *   wrap_faults CALL [root=R] [expect=ok|skip|error|abort] STEP...
- *     CALL   barrier bcast reduce allreduce scan gather scatter allgather dup split
+ *     CALL   barrier bcast reduce allreduce scan gather scatter allgather gatherv scatterv allgatherv
+ *            alltoall alltoallv alltoallw reduce_scatter reduce_scatter_block exscan dup split
+ *            (the blocking collectives of wrap/calls.def; tests/mpi/wrap_tests.cmake takes the list from there)
  *     STEP   none | before:V[+V...] | during:V[+V...]
  *            before: rank V kills itself (SIGKILL) right before the call; the others enter the call.
  *            during: rank V dies inside the call; the test's environment arranges it with
@@ -14,6 +16,8 @@
  *
  * Rank r contributes (j+1) << r to element j, so a sum names exactly the ranks that contributed: its
  * mask must contain every surviving rank and only ranks that were alive when the call started.
+ * The v-calls use irregular counts (vcount) and displacements in reverse rank order with gaps (vdispl);
+ * a block that rank r sends to rank t holds pair(r, t, j).
  * At the end the survivors compare what each step gave them (an Allgather through cohort). */
 #include <mpi.h>
 #include <signal.h>
@@ -94,13 +98,61 @@ static unsigned members(MPI_Comm c, int descending) {
   return m;
 }
 
+/* Irregular blocks: rank r's count (1..3) and displacement (reverse rank order, a gap after each block). */
+static int vcount(int r) { return 1 + r % 3; }
+static int vdispl(int r) { return (size - 1 - r) * (COUNT + 1); }
+static long long pair(int from, int to, int j) { return from * 1000LL + to * 10 + j; }
+
+/* Blocks at given displacements: each rank's block is all there (`value`) or all untouched, every other
+ * element untouched. Returns the mask of ranks present. */
+static unsigned check_placed(const long long *v, int n, const int *counts, const int *displs, int to,
+                             const char *what) {
+  unsigned present = 0;
+  int owner[32 * (COUNT + 1)];
+  for (int i = 0; i < n; ++i) owner[i] = -1;
+  for (int r = 0; r < size; ++r) {
+    int here = counts[r] > 0 && v[displs[r]] != UNTOUCHED;
+    for (int j = 0; j < counts[r]; ++j) {
+      owner[displs[r] + j] = r;
+      long long want = here ? (to < 0 ? block(r, j) : pair(r, to, j)) : UNTOUCHED;
+      CHECK(v[displs[r] + j] == want, "%s: rank %d's element %d is %lld", what, r, j, v[displs[r] + j]);
+    }
+    if (here) present |= 1u << r;
+  }
+  for (int i = 0; i < n; ++i)
+    if (owner[i] < 0) CHECK(v[i] == UNTOUCHED, "%s: element %d outside every block is %lld", what, i, v[i]);
+  check_mask(present, all_ranks(), what);
+  return present;
+}
+
+/* A reduction of n elements (n <= COUNT) followed by untouched ones. */
+static unsigned check_sum_n(const long long *v, int n, unsigned within, const char *what) {
+  unsigned mask = (unsigned)v[0];
+  for (int j = 0; j < n; ++j) CHECK(v[j] == (long long)(j + 1) * mask, "%s: element %d is %lld", what, j, v[j]);
+  for (int j = n; j < COUNT; ++j) CHECK(v[j] == UNTOUCHED, "%s: element %d beyond my block is %lld", what, j, v[j]);
+  check_mask(mask, within, what);
+  return mask;
+}
+
 /* Runs the call once; returns what every survivor must agree on (a digest of the outcome). */
 static long long step(void) {
-  long long in[COUNT], out[COUNT], all[32 * COUNT], sendall[32 * COUNT];
+  long long in[COUNT], out[COUNT], all[32 * (COUNT + 1)], sendall[32 * (COUNT + 1)];
+  long long to_each[32 * (COUNT + 1)], contrib_all[32 * COUNT];
+  int counts[32], displs[32], rcounts[32], rdispls[32], bytes[32], rbytes[32];
+  MPI_Datatype types[32];
   for (int j = 0; j < COUNT; ++j) in[j] = contribution(rank, j), out[j] = UNTOUCHED;
-  for (int i = 0; i < 32 * COUNT; ++i) all[i] = UNTOUCHED;
+  for (int i = 0; i < 32 * (COUNT + 1); ++i) all[i] = UNTOUCHED, to_each[i] = UNTOUCHED, sendall[i] = UNTOUCHED;
   for (int r = 0; r < size; ++r)
-    for (int j = 0; j < COUNT; ++j) sendall[r * COUNT + j] = block(r, j);
+    for (int j = 0; j < COUNT; ++j) sendall[r * COUNT + j] = block(r, j), contrib_all[r * COUNT + j] = contribution(rank, j);
+  /* v-layouts: rank r's block of vcount(r) at vdispl(r); alltoallv: what I send to t is vcount(rank + t) */
+  for (int r = 0; r < size; ++r) {
+    counts[r] = vcount(r), displs[r] = vdispl(r);
+    rcounts[r] = vcount(r + rank), rdispls[r] = vdispl(r);
+    bytes[r] = displs[r] * (int)sizeof(long long), rbytes[r] = rdispls[r] * (int)sizeof(long long);
+    types[r] = MPI_LONG_LONG;
+    for (int j = 0; j < vcount(rank + r); ++j) to_each[vdispl(r) + j] = pair(rank, r, j);
+  }
+  const int nv = size * (COUNT + 1);
   int rc = MPI_SUCCESS;
   int rooted = 1;
   if (!strcmp(call, "barrier")) {
@@ -124,6 +176,48 @@ static long long step(void) {
   } else if (!strcmp(call, "allgather")) {
     rooted = 0;
     rc = MPI_Allgather(sendall + rank * COUNT, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "gatherv")) {
+    long long mine[COUNT];
+    for (int j = 0; j < COUNT; ++j) mine[j] = block(rank, j);
+    rc = MPI_Gatherv(mine, vcount(rank), MPI_LONG_LONG, all, counts, displs, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "scatterv")) {
+    long long src[32 * (COUNT + 1)];
+    for (int r = 0; r < size; ++r)
+      for (int j = 0; j < vcount(r); ++j) src[vdispl(r) + j] = block(r, j);
+    rc = MPI_Scatterv(src, counts, displs, MPI_LONG_LONG, out, vcount(rank), MPI_LONG_LONG, root, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "allgatherv")) {
+    rooted = 0;
+    long long mine[COUNT];
+    for (int j = 0; j < COUNT; ++j) mine[j] = block(rank, j);
+    rc = MPI_Allgatherv(mine, vcount(rank), MPI_LONG_LONG, all, counts, displs, MPI_LONG_LONG, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "alltoall")) {
+    rooted = 0;
+    long long src[32 * COUNT];
+    for (int r = 0; r < size; ++r)
+      for (int j = 0; j < COUNT; ++j) src[r * COUNT + j] = pair(rank, r, j);
+    rc = MPI_Alltoall(src, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "alltoallv") || !strcmp(call, "alltoallw")) {
+    rooted = 0;
+    int scounts[32];
+    for (int r = 0; r < size; ++r) scounts[r] = vcount(rank + r);
+    if (!strcmp(call, "alltoallv"))
+      rc = MPI_Alltoallv(to_each, scounts, displs, MPI_LONG_LONG, all, rcounts, rdispls, MPI_LONG_LONG, MPI_COMM_WORLD);
+    else
+      rc = MPI_Alltoallw(to_each, scounts, bytes, types, all, rcounts, rbytes, types, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "reduce_scatter")) {
+    rooted = 0;
+    /* block r has vcount(r) elements, packed in rank order; its element j holds contribution(rank, j) */
+    long long src[32 * COUNT];
+    int k = 0;
+    for (int r = 0; r < size; ++r)
+      for (int j = 0; j < vcount(r); ++j) src[k++] = contribution(rank, j);
+    rc = MPI_Reduce_scatter(src, out, counts, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "reduce_scatter_block")) {
+    rooted = 0;
+    rc = MPI_Reduce_scatter_block(contrib_all, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  } else if (!strcmp(call, "exscan")) {
+    rooted = 0;
+    rc = MPI_Exscan(in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   } else if (!strcmp(call, "dup") || !strcmp(call, "split")) {
     rooted = 0;
     MPI_Comm c;
@@ -178,6 +272,34 @@ static long long step(void) {
     return out[0];
   }
   if (!strcmp(call, "gather")) return rank == root ? check_blocks(all, "gather") : 0;
+  if (!strcmp(call, "gatherv")) return rank == root ? check_placed(all, nv, counts, displs, -1, "gatherv") : 0;
+  if (!strcmp(call, "allgatherv")) return check_placed(all, nv, counts, displs, -1, "allgatherv");
+  if (!strcmp(call, "scatterv")) {
+    for (int j = 0; j < COUNT; ++j)
+      CHECK(out[j] == (j < vcount(rank) ? block(rank, j) : UNTOUCHED), "scatterv: element %d is %lld", j, out[j]);
+    return out[0];
+  }
+  /* all-to-all: the ranks I received from are the same on every survivor (a dying rank's blocks reached
+   * all or none of them), so the mask is the outcome */
+  if (!strcmp(call, "alltoall")) {
+    int c[32], d[32];
+    for (int r = 0; r < size; ++r) c[r] = COUNT, d[r] = r * COUNT;
+    return check_placed(all, size * COUNT, c, d, rank, "alltoall");
+  }
+  if (!strcmp(call, "alltoallv") || !strcmp(call, "alltoallw")) return check_placed(all, nv, rcounts, rdispls, rank, call);
+  if (!strcmp(call, "reduce_scatter")) return check_sum_n(out, vcount(rank), all_ranks(), "reduce_scatter");
+  if (!strcmp(call, "reduce_scatter_block")) return check_sum_n(out, COUNT, all_ranks(), "reduce_scatter_block");
+  if (!strcmp(call, "exscan")) {
+    /* the prefix over the live ranks before me; untouched where there is none */
+    if (out[0] == UNTOUCHED) {
+      for (int j = 0; j < COUNT; ++j) CHECK(out[j] == UNTOUCHED, "exscan: element %d is %lld", j, out[j]);
+      check_mask(0, (1u << rank) - 1, "exscan (untouched)");
+      return 0;
+    }
+    CHECK(rank > 0, "exscan: rank 0's buffer was written");
+    check_sum(out, (1u << rank) - 1, "exscan");
+    return out[0];
+  }
   if (!strcmp(call, "allgather")) return check_blocks(all, "allgather");
   /* scatter: my original block */
   for (int j = 0; j < COUNT; ++j) CHECK(out[j] == block(rank, j), "scatter: element %d is %lld", j, out[j]);
@@ -220,7 +342,10 @@ int main(int argc, char **argv) {
   CHECK(MPI_Allgather(digest, MAXSTEPS, MPI_LONG_LONG, digests, MAXSTEPS, MPI_LONG_LONG, MPI_COMM_WORLD) ==
             MPI_SUCCESS, "final Allgather");
   /* (gather, reduce: only the root has an outcome; scan, scatter: each rank has its own) */
-  int uniform = strcmp(call, "gather") && strcmp(call, "reduce") && strcmp(call, "scatter") && strcmp(call, "scan");
+  static const char *const per_rank[] = {"gather", "reduce", "scatter", "scan", "gatherv", "scatterv", "exscan"};
+  int uniform = 1;
+  for (size_t k = 0; k < sizeof per_rank / sizeof per_rank[0]; ++k)
+    if (!strcmp(call, per_rank[k])) uniform = 0;
   for (int r = 0; r < size; ++r) {
     if ((dead >> r) & 1) {
       CHECK(digests[r * MAXSTEPS] == UNTOUCHED, "dead rank %d's slot was written", r);

@@ -52,12 +52,32 @@ TEST(RankMap, SecondShrinkComposesThroughTheFirst) {
 }
 
 TEST(PositionalLayout, LiveBlocksStayAtOriginalOffsets) {
-  std::vector<int> counts, displs;
-  positional_layout(six().shrunk({0, 2, 5}), 3, &counts, &displs);
-  EXPECT_EQ(counts, (std::vector<int>{3, 3, 3}));
-  EXPECT_EQ(displs, (std::vector<int>{0, 6, 15}));
-  positional_layout(six().shrunk({1}), 0, &counts, &displs);
-  EXPECT_EQ(displs, (std::vector<int>{0}));
+  PositionalLayout l;
+  l.uniform(six().shrunk({0, 2, 5}), 3);
+  EXPECT_EQ(l.counts, (std::vector<int>{3, 3, 3}));
+  EXPECT_EQ(l.displs, (std::vector<int>{0, 6, 15}));
+  l.uniform(six().shrunk({1}), 0);
+  EXPECT_EQ(l.displs, (std::vector<int>{0}));
+}
+
+TEST(PositionalLayout, IrregularBlocksOfTheMembersOnly) {
+  // Gatherv-style arguments per alias rank: irregular counts, displacements out of order, a gap.
+  const int counts[] = {2, 0, 5, 1, 3, 4};
+  const int displs[] = {20, 0, 3, 1, 9, 14};
+  PositionalLayout l;
+  l.select(six().shrunk({1, 2, 4}), counts, displs);
+  EXPECT_EQ(l.counts, (std::vector<int>{0, 5, 3}));
+  EXPECT_EQ(l.displs, (std::vector<int>{0, 3, 9}));
+  l.select(six(), counts, displs);  // nobody dead: the arguments as given
+  EXPECT_EQ(l.counts, (std::vector<int>(counts, counts + 6)));
+  EXPECT_EQ(l.displs, (std::vector<int>(displs, displs + 6)));
+}
+
+TEST(PositionalLayout, MembersOfPicksAnyElementType) {
+  const double types[] = {0.5, 1.5, 2.5, 3.5, 4.5, 5.5};
+  std::vector<double> out;
+  members_of(six().shrunk({0, 5}), types, &out);
+  EXPECT_EQ(out, (std::vector<double>{0.5, 5.5}));
 }
 
 TEST(NextStep, UniformOutcome) {

@@ -12,12 +12,6 @@
 #include "detector/runtime.hpp"
 #include "wrap/policy.hpp"
 
-// Rows of calls.def for calls that cohort does not wrap expand to nothing unless a user of the table
-// defines this macro.
-#ifndef COHORT_PASSTHROUGH
-#define COHORT_PASSTHROUGH(...)
-#endif
-
 extern "C" {
 #define COHORT_CALL(name, cls, params, args, note, ...) \
   int __wrap_##name params;                             \

@@ -34,6 +34,7 @@ cohort_mpi_test(preload.solver_library_one_killed PART preload NP 4 TIMEOUT 60 P
   EXPECT "^rank [013]: last dot product 28 over 3 of 4 ranks$"
   COMMAND $<TARGET_FILE:solver_app_plain> survive 150 20)
 
+if(COHORT_BUILD_EXAMPLES)
 # The C examples built without cohort's flags give the results of the relinked builds (the same EXPECTs as
 # tests/mpi/wrap_tests.cmake and p2p_tests.cmake), with and without a killed rank.
 cohort_mpi_test(preload.montecarlo_pi PART preload NP 4 TIMEOUT 60 PRELOAD
@@ -64,6 +65,7 @@ cohort_mpi_test(preload.bag_of_tasks_one_killed PART preload NP 4 TIMEOUT 60 PRE
   ENV ${P2P_HB} COHORT_INJECT_FAILURE=rank=2,at=recv.posted,hit=5
   EXPECT "^bag_of_tasks: all 240 tasks scored by 3 workers .*; checksum ${BAG_CHECKSUM};"
   COMMAND $<TARGET_FILE:bag_of_tasks_plain> --input ${BAG_INPUT} --panel 48)
+endif()
 
 # mpi4py (Debian's python3-mpi4py, built for Open MPI): examples/python, run by the system python3 (the
 # one Debian's package installs into), unmodified, under `cohort-run --preload`.

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/mpi_timing.hpp"
 #include "cohort/cohort.h"
 #include "detector/runtime.hpp"
 
@@ -26,34 +27,6 @@ namespace {
 
 int me, n;
 
-double now_us() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-const char *mpi_name() {
-#if defined(OPEN_MPI)
-  return "openmpi";
-#else
-  return "mpich";
-#endif
-}
-
-template <typename Op>
-double timed(MPI_Comm on, Op op) {
-  PMPI_Barrier(on);
-  double t0 = now_us();
-  op();
-  double mine = now_us() - t0, slowest = 0;
-  PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, on);
-  return slowest;
-}
-
-double pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
-}
 
 MPI_Group group_of(const std::vector<int> &ranks) {
   MPI_Group world, g;
@@ -86,8 +59,8 @@ int main(int argc, char **argv) {
   std::vector<double> raw, ours;
   for (int rep = -5; rep < reps; ++rep) {
     MPI_Comm a = MPI_COMM_NULL, b = MPI_COMM_NULL;
-    double t1 = timed(timing, [&] { PMPI_Comm_create_group(MPI_COMM_WORLD, survivors, 1, &a); });
-    double t2 = timed(timing, [&] { cohort_group_shrink(whole, 2, &b); });
+    double t1 = timed_on(timing, [&] { PMPI_Comm_create_group(MPI_COMM_WORLD, survivors, 1, &a); });
+    double t2 = timed_on(timing, [&] { cohort_group_shrink(whole, 2, &b); });
     int size = 0;
     PMPI_Comm_size(b, &size);
     if (size != static_cast<int>(live.size())) {

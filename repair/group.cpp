@@ -23,15 +23,6 @@ RankSet known_failed(const std::vector<int> &world) {
   return out;
 }
 
-// This rank's position in world, or -1 (logged) when it is not a member.
-int my_member(const std::vector<int> &world, const char *call) {
-  int me = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &me);
-  auto it = std::find(world.begin(), world.end(), me);
-  if (it != world.end()) return static_cast<int>(it - world.begin());
-  COHORT_LOG_ERROR("%s: this rank is not a member of the group (MPI_ERR_GROUP)", call);
-  return -1;
-}
 
 std::vector<int> pick(const std::vector<int> &world, const RankSet &members) {
   std::vector<int> out;
@@ -44,7 +35,7 @@ std::vector<int> pick(const std::vector<int> &world, const RankSet &members) {
 int group_agree(MPI_Group group, int tag, int *flag, std::vector<int> *failed, const char *call) {
   if (!detail::live()) return MPI_ERR_OTHER;
   std::vector<int> world = world_ranks_of_group(group);
-  if (my_member(world, call) < 0) return MPI_ERR_GROUP;
+  if (member_position(world, call) < 0) return MPI_ERR_GROUP;
   std::uint64_t id = detail::add_group(world, tag, kAgreeCall);
   inject::point("group.agree");
   detail::agree_over(id, flag, failed);
@@ -55,7 +46,7 @@ int group_create(MPI_Group group, int tag, MPI_Comm *newcomm, std::vector<int> *
   *newcomm = MPI_COMM_NULL;
   if (!detail::live()) return MPI_ERR_OTHER;
   std::vector<int> world = world_ranks_of_group(group);
-  int me = my_member(world, call);
+  int me = member_position(world, call);
   if (me < 0) return MPI_ERR_GROUP;
   std::uint64_t id = detail::add_group(world, tag, kCreateCall);
   GroupCreation g(static_cast<int>(world.size()), me, known_failed(world));

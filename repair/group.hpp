@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "detector/log.hpp"
+
 namespace cohort::repair {
 
 /// Uniform agreement among the group's survivors: on return every live member holds the AND of the live
@@ -49,6 +51,18 @@ inline std::vector<int> world_ranks_of_group(MPI_Group group) {
   PMPI_Group_translate_ranks(group, n, local.data(), world, out.data());
   PMPI_Group_free(&world);
   return out;
+}
+
+/// This rank's position in world (group order), or -1 with one line logged naming `call` if it is not a
+/// member.
+inline int member_position(const std::vector<int> &world, const char *call) {
+  int me = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+  for (std::size_t i = 0; i < world.size(); ++i) {
+    if (world[i] == me) return static_cast<int>(i);
+  }
+  COHORT_LOG_ERROR("%s: this rank is not a member of the group (MPI_ERR_GROUP)", call);
+  return -1;
 }
 
 namespace detail {

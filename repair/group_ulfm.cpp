@@ -17,14 +17,6 @@
 namespace cohort::repair {
 namespace {
 
-int my_member(const std::vector<int> &world, const char *call) {
-  int me = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &me);
-  auto it = std::find(world.begin(), world.end(), me);
-  if (it != world.end()) return static_cast<int>(it - world.begin());
-  COHORT_LOG_ERROR("%s: this rank is not a member of the group (MPI_ERR_GROUP)", call);
-  return -1;
-}
 
 // MPI_COMM_WORLD ranks of comm's members, in comm order.
 std::vector<int> members_of(MPI_Comm comm) {
@@ -40,7 +32,7 @@ std::vector<int> members_of(MPI_Comm comm) {
 int group_create(MPI_Group group, int tag, MPI_Comm *newcomm, std::vector<int> *failed, const char *call) {
   *newcomm = MPI_COMM_NULL;
   std::vector<int> world = world_ranks_of_group(group);
-  if (my_member(world, call) < 0) return MPI_ERR_GROUP;
+  if (member_position(world, call) < 0) return MPI_ERR_GROUP;
   MPI_Errhandler saved;
   PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved);
   PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -25,6 +25,7 @@
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "repair/engine.hpp"
+#include "repair/group.hpp"
 #include "repair/repair.hpp"
 
 namespace cohort::repair {
@@ -107,16 +108,10 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 }
 
 std::vector<int> world_ranks_of(MPI_Comm comm) {
-  MPI_Group group, world;
+  MPI_Group group;
   PMPI_Comm_group(comm, &group);
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  int n = 0;
-  PMPI_Group_size(group, &n);
-  std::vector<int> local(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) local[static_cast<std::size_t>(i)] = i;
-  PMPI_Group_translate_ranks(group, n, local.data(), world, out.data());
+  std::vector<int> out = world_ranks_of_group(group);
   PMPI_Group_free(&group);
-  PMPI_Group_free(&world);
   return out;
 }
 

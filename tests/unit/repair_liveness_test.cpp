@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "liveness_sim.hpp"
+#include "repair/engine.hpp"
 #include "repair/liveness.hpp"
 
 namespace cohort::repair {
@@ -144,6 +145,56 @@ TEST(RepairGroupCreationSim, RandomCrashes) {
     o.random_crashes = 1 + static_cast<int>(seed % 3);
     if (o.random_crashes >= o.n) o.random_crashes = o.n - 1;
     ASSERT_EQ(run_case(o), "") << "seed " << seed;
+  }
+}
+
+
+// The engine carries a group's agreement like a communicator's: registered (on the members only) under an
+// id of its own, its messages go to the group's members and never to a rank outside the group, even
+// when a member dies during it and when outsiders run agreements of their own at the same time.
+TEST(RepairGroupEngine, AGroupAgreementOnlyMessagesTheGroupsMembers) {
+  const int world = 8;
+  const std::vector<int> group{6, 1, 3, 4};  // world ranks, in group order
+  const std::vector<int> outsiders{0, 2, 5, 7};
+  const std::uint64_t gid = 0x67726f7570, oid = 0x6f757473;
+  std::vector<std::unique_ptr<Engine>> e;
+  for (int r = 0; r < world; ++r) e.push_back(std::make_unique<Engine>(r, 2));
+  for (int r : group) e[r]->add_comm(gid, group);
+  for (int r : outsiders) e[r]->add_comm(oid, outsiders);
+  std::map<int, std::uint64_t> inst;
+  for (int r : group) {
+    if (r != 3) inst[r] = e[r]->start_agree(gid, r == 1 ? 0x6 : 0x7);
+  }
+  for (int r : outsiders) inst[r] = e[r]->start_agree(oid, 1);
+  // Member 3 (world) never calls: it died before; its death reaches the members after a few rounds.
+  for (int round = 0; round < 50; ++round) {
+    if (round == 3) {
+      for (int r : group) e[r]->on_failure(3);
+    }
+    for (int from = 0; from < world; ++from) {
+      if (from == 3) continue;
+      for (Engine::Send &s : e[from]->take_sends()) {
+        bool from_group = std::find(group.begin(), group.end(), from) != group.end();
+        bool to_group = std::find(group.begin(), group.end(), s.to) != group.end();
+        ASSERT_EQ(from_group, to_group) << "world rank " << from << " sent to " << s.to;
+        if (s.to != 3) e[s.to]->on_receive(from, s.bytes.data(), s.bytes.size());
+      }
+    }
+  }
+  for (int r : group) {
+    if (r == 3) continue;
+    int flag = -1;
+    RankSet failed;
+    ASSERT_TRUE(e[r]->decision(gid, inst[r], &flag, &failed)) << "member " << r;
+    EXPECT_EQ(flag, 0x6);
+    EXPECT_EQ(failed, RankSet{2});  // group rank of world rank 3
+  }
+  for (int r : outsiders) {
+    int flag = -1;
+    RankSet failed;
+    ASSERT_TRUE(e[r]->decision(oid, inst[r], &flag, &failed));
+    EXPECT_EQ(flag, 1);
+    EXPECT_TRUE(failed.empty());
   }
 }
 

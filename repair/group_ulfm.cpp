@@ -1,7 +1,7 @@
 // The ulfm backend of repair/group.hpp: a simple fallback, not the liveness discovery of
 // repair/liveness.hpp (ULFM's failure knowledge is the MPI's own, and its MPIX_Comm_agree/shrink need a
 // communicator, which is what is being created). group_create calls MPI_Comm_create_group(MPI_COMM_WORLD)
-// over the members not known dead; ULFM fails that call on the members when one of them dies, and the
+// over the members not known dead (acknowledged on MPI_COMM_WORLD, or known to the detector); ULFM fails that call on the members when one of them dies, and the
 // fallback then retries (tag unchanged) without the members then known dead, up to the group's size
 // times. The result is made uniform by a ULFM agreement on it and, if that reports a failure, a ULFM
 // shrink. group_agree creates such a communicator and agrees on it (the communicator is kept, never
@@ -40,9 +40,13 @@ int group_create(MPI_Group group, int tag, MPI_Comm *newcomm, std::vector<int> *
   MPI_Comm made = MPI_COMM_NULL;
   std::vector<int> live;
   for (std::size_t attempt = 0; attempt <= world.size() + 5 && made == MPI_COMM_NULL; ++attempt) {
+    // NOTE: the failures ULFM reported so far (acknowledged on MPI_COMM_WORLD) and the detector's.
+    std::vector<int> acked;
+    ack_failed(MPI_COMM_WORLD);
+    get_failed(MPI_COMM_WORLD, &acked);
     live.clear();
     for (int w : world) {
-      if (!detector::is_failed(w)) live.push_back(w);
+      if (!detector::is_failed(w) && !std::binary_search(acked.begin(), acked.end(), w)) live.push_back(w);
     }
     MPI_Group wg, sub;
     PMPI_Comm_group(MPI_COMM_WORLD, &wg);

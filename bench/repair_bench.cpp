@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/mpi_timing.hpp"
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
 
@@ -30,36 +31,10 @@ namespace {
 
 int me, n;
 
-double now_us() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-const char *mpi_name() {
-#if defined(OPEN_MPI)
-  return "openmpi";
-#elif defined(MPICH)
-  return "mpich";
-#else
-  return "mpi";
-#endif
-}
-
-// Time of one call on the slowest rank, in µs (the reduction is outside the timed region).
+// Time of one call on the slowest rank of MPI_COMM_WORLD, in µs.
 template <typename Op>
 double timed(Op op) {
-  PMPI_Barrier(MPI_COMM_WORLD);
-  double t0 = now_us();
-  op();
-  double mine = now_us() - t0, slowest = 0;
-  PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return slowest;
-}
-
-double pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(p * (v.size() - 1))];
+  return timed_on(MPI_COMM_WORLD, op);
 }
 
 void fault_free(int reps) {

@@ -26,6 +26,7 @@
 #include "detector/run_status.hpp"
 #include "detector/runtime.hpp"
 #include "repair/engine.hpp"
+#include "repair/group.hpp"
 #include "repair/repair.hpp"
 
 namespace cohort::repair {
@@ -109,16 +110,10 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 }
 
 std::vector<int> world_ranks_of(MPI_Comm comm) {
-  MPI_Group group, world;
+  MPI_Group group;
   PMPI_Comm_group(comm, &group);
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  int n = 0;
-  PMPI_Group_size(group, &n);
-  std::vector<int> local(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) local[static_cast<std::size_t>(i)] = i;
-  PMPI_Group_translate_ranks(group, n, local.data(), world, out.data());
+  std::vector<int> out = world_ranks_of_group(group);
   PMPI_Group_free(&group);
-  PMPI_Group_free(&world);
   return out;
 }
 
@@ -276,14 +271,14 @@ bool live_or_warn(const char *call) {
   return false;
 }
 
-// One agreement; returns when decided. Also returns the instance number (for create_group's tag).
-std::uint64_t agree_on(CommInfo *info, int *flag, std::vector<int> *failed) {
+// One agreement on the engine's communicator (or group) `id`; returns when decided, with its instance.
+std::uint64_t agree_on_id(std::uint64_t id, int *flag, std::vector<int> *failed) {
   std::uint64_t inst;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     require_transport_locked("repair::agree");
     progress_locked();
-    inst = g_engine->start_agree(info->id, *flag);
+    inst = g_engine->start_agree(id, *flag);
     flush_locked();
   }
   inject::point("agree.started");
@@ -294,13 +289,15 @@ std::uint64_t agree_on(CommInfo *info, int *flag, std::vector<int> *failed) {
       std::lock_guard<std::mutex> lock(g_mu);
       require_transport_locked("repair::agree");
       progress_locked();
-      done = g_engine->decision(info->id, inst, flag, failed);
+      done = g_engine->decision(id, inst, flag, failed);
     }
     declare_learned();
     if (done) return inst;
     backoff.pause();
   }
 }
+
+std::uint64_t agree_on(CommInfo *info, int *flag, std::vector<int> *failed) { return agree_on_id(info->id, flag, failed); }
 
 // Waits until done() or until a rank of `members` (world ranks) is known dead; returns done().
 template <typename Done>
@@ -632,3 +629,46 @@ int get_failed(MPI_Comm comm, std::vector<int> *acked) {
 }
 
 }  // namespace cohort::repair
+
+// --- groups (repair/group.hpp): the primitives that repair/group.cpp builds the group calls from ---
+namespace cohort::repair::detail {
+
+bool live() { return live_or_warn("repair::group"); }
+
+std::uint64_t add_group(const std::vector<int> &world, int tag, int kind) {
+  static std::map<std::vector<int>, std::uint64_t> calls;  // by (kind, tag, members): calls made here
+  std::vector<int> key{kind, tag};
+  key.insert(key.end(), world.begin(), world.end());
+  std::lock_guard<std::mutex> lock(g_mu);
+  std::uint64_t h = mix(0x67726f7570ULL, static_cast<std::uint64_t>(kind));  // "group"
+  h = mix(h, static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)));
+  for (int w : world) h = mix(h, static_cast<std::uint64_t>(w));
+  std::uint64_t id = mix(h, ++calls[key]);
+  g_engine->add_comm(id, world);
+  return id;
+}
+
+bool known_dead(int world) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  progress_locked();
+  return g_engine->is_failed(world);
+}
+
+void agree_over(std::uint64_t id, int *flag, std::vector<int> *failed) { agree_on_id(id, flag, failed); }
+
+int create_over(const std::vector<int> &world, std::uint64_t id, std::size_t failed, MPI_Comm *out) {
+  std::shared_ptr<Attempt> made = create_over_world(world, creation_tag(id, failed));
+  if (!made->done.load(std::memory_order_acquire)) return MPI_ERR_PENDING;  // abandoned: a member died
+  *out = made->comm;
+  return made->rc;
+}
+
+void register_created(MPI_Comm comm, std::uint64_t id) {
+  static std::map<std::uint64_t, CommInfo> parents;  // a parent record per group: ids of what it made
+  std::lock_guard<std::mutex> lock(g_mu);
+  CommInfo &parent = parents[id];
+  parent.id = id;
+  register_locked(comm, &parent);
+}
+
+}  // namespace cohort::repair::detail

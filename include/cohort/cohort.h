@@ -13,7 +13,7 @@
  *
  * Ranks are always ranks of MPI_COMM_WORLD. Every function is thread-safe and may be called from any
  * thread after MPI_Init has returned (before it, or after MPI_Finalize, they report no failures).
- * No function here calls MPI.
+ * No function here calls MPI, except the group functions at the end (declared when mpi.h comes first).
  */
 #ifndef COHORT_COHORT_H
 #define COHORT_COHORT_H
@@ -60,6 +60,33 @@ int cohort_err_proc_failed(void);
 /** How many times this process entered cohort's wrapper for the named call (e.g. "MPI_Barrier"), or -1
  *  if cohort does not wrap that call. Lets a program or a test check that its link line is right. */
 long cohort_call_count(const char *mpi_call);
+
+#if defined(MPI_VERSION) || defined(COHORT_DOXYGEN)
+/* Non-collective repair over a group (declared when <mpi.h> is included before this header). These
+ * functions call MPI. Only the members of `group` take part: ranks outside it are never sent a message
+ * nor waited for, so they may be busy elsewhere or blocked forever. `group` is any MPI group (say of a
+ * communicator that holds dead ranks); every live member passes the same group (members and order) and
+ * tag, and makes its group calls with that (group, tag) in the same order. Thread-safe; concurrent calls
+ * need different (group, tag). Source: Rocco and Palermo, "Fault-Aware Non-Collective Communication
+ * Creation and Reparation in MPI" (arXiv:2209.01849, 2022): its group agree, group shrink and liveness
+ * discovery; cohort's own design of them is in repair/liveness.hpp. Under the ULFM backend they fall
+ * back to ULFM's own calls (see repair/group_ulfm.cpp). */
+
+/** Uniform agreement among the live members of group: on return every live member holds in *flag the
+ *  bitwise AND of the live members' *flag, and the same failed members (sorted ranks of group) in
+ *  failed[0..*nfailed) (at most max_failed copied; *nfailed is the full count). Cost without failures:
+ *  2(n-1) messages for n members. Returns MPI_SUCCESS, MPI_ERR_GROUP (this rank is not in group),
+ *  MPI_ERR_ARG (flag or nfailed NULL, or failed NULL with max_failed > 0), MPI_ERR_OTHER (called outside
+ *  MPI_Init/MPI_Finalize). */
+int cohort_group_agree(MPI_Group group, int tag, int *flag, int *failed, int max_failed, int *nfailed);
+
+/** A new communicator over the live members of group, in group order (the group shrink: what cohort's
+ *  MPI_Comm_create_group does). A member that dies during the call makes the others retry without it.
+ *  Cost without failures: one MPI_Comm_create_group and one group agreement. Returns MPI_SUCCESS,
+ *  MPI_ERR_GROUP (this rank is not in group), MPI_ERR_ARG (newcomm NULL), MPI_ERR_OTHER (outside
+ *  MPI_Init/MPI_Finalize), or MPI's error code when creating failed 5 times without a new failure. */
+int cohort_group_shrink(MPI_Group group, int tag, MPI_Comm *newcomm);
+#endif
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,132 @@
+// Non-collective creation over a group's live members (issue 11, repair/liveness.hpp) through the
+// wrapped MPI_Comm_create_group, and the group agreement (cohort_group_agree), on real ranks.
+//
+// The group G is world ranks g-1, g-2, ..., 0 (descending, g = n/2 + 1); the other ranks are outsiders.
+// Every surviving member checks the new communicator's size, members and order (G without the dead, in
+// group order) and an Allreduce over it, then a group agreement's AND and failed set. Outsiders never
+// call anything of the group's, and must finish their own work:
+//   busy      they run 200 Allreduces among themselves and check each sum
+//   blocked   they sit in a blocking MPI_Recv from a member, which sends only once it has its
+//             communicator (the creation cannot have needed them)
+//
+//   repair_group nofail busy|blocked
+//   repair_group dead V busy|blocked      member V dies (SIGKILL) just before the call
+//   repair_group during V busy|blocked    member V dies inside the call (the test sets
+//                                         COHORT_INJECT_FAILURE=rank=V,at=group.create|group.confirm)
+//   repair_group parent busy|blocked      the parent (MPI_COMM_WORLD) is faulty: the last outsider dies
+//                                         before the call; outsiders are then `blocked`
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "repair_common.hpp"  // includes <mpi.h>, which must come before cohort.h for the group calls
+
+#include "cohort/cohort.h"
+
+using namespace repair_test;
+
+namespace {
+
+int me, n, g;
+constexpr int kTag = 77, kDoneTag = 78;
+
+std::vector<int> group_ranks() {
+  std::vector<int> out;
+  for (int r = g - 1; r >= 0; --r) out.push_back(r);
+  return out;
+}
+
+void member(const std::vector<int> &dead, const std::vector<int> &outsiders, bool blocked) {
+  std::vector<int> granks = group_ranks();
+  MPI_Group world, group;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, g, granks.data(), &group);
+  MPI_Comm comm = MPI_COMM_NULL;
+  CHECK(MPI_Comm_create_group(MPI_COMM_WORLD, group, kTag, &comm) == MPI_SUCCESS, "MPI_Comm_create_group failed");
+  std::vector<int> expect;
+  for (int r : granks) {
+    if (!has(dead, r)) expect.push_back(r);
+  }
+  check_comm(comm, expect, "MPI_Comm_create_group");
+  int rank = -1;
+  MPI_Comm_rank(comm, &rank);
+  CHECK(expect[static_cast<std::size_t>(rank)] == me, "rank %d in the new communicator is world rank %d", rank,
+        expect[static_cast<std::size_t>(rank)]);
+  // The group agreement: AND of (1 << position in G) complements; the dead are reported as group ranks.
+  int pos = static_cast<int>(std::find(granks.begin(), granks.end(), me) - granks.begin());
+  int flag = ~(1 << pos), want = ~0, failed[16], nfailed = -1;
+  for (std::size_t i = 0; i < granks.size(); ++i) {
+    if (!has(dead, granks[i])) want &= ~(1 << i);
+  }
+  CHECK(cohort_group_agree(group, kTag, &flag, failed, 16, &nfailed) == MPI_SUCCESS, "cohort_group_agree failed");
+  CHECK(flag == want, "group agree: flag %#x, expected %#x", flag, want);
+  std::vector<int> got(failed, failed + nfailed), want_failed;
+  for (std::size_t i = 0; i < granks.size(); ++i) {
+    if (has(dead, granks[i])) want_failed.push_back(static_cast<int>(i));
+  }
+  CHECK(got == want_failed, "group agree: failed %s, expected %s (group ranks)", show(got).c_str(),
+        show(want_failed).c_str());
+  if (blocked && rank == 0) {
+    for (int o : outsiders) PMPI_Send(&me, 1, MPI_INT, o, kDoneTag, MPI_COMM_WORLD);
+  }
+  int ok = 1;
+  std::vector<int> lost;
+  cohort::repair::agree(comm, &ok, &lost);  // nobody leaves while another still needs its answers
+  TEST_PASS("member: communicator over %zu live members of %d", expect.size(), g);
+}
+
+void outsider(const std::vector<int> &outsiders, bool blocked) {
+  if (blocked) {
+    int from = -1;
+    PMPI_Recv(&from, 1, MPI_INT, MPI_ANY_SOURCE, kDoneTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(from >= 0 && from < g, "outsider got %d", from);
+    TEST_PASS("outsider: stayed blocked until the group had its communicator (from world rank %d)", from);
+    return;
+  }
+  MPI_Group world, mine;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Group_incl(world, static_cast<int>(outsiders.size()), outsiders.data(), &mine);
+  MPI_Comm own;
+  PMPI_Comm_create_group(MPI_COMM_WORLD, mine, 5, &own);
+  int want = 0;
+  for (int o : outsiders) want += o;
+  for (int i = 0; i < 200; ++i) {
+    int sum = -1;
+    PMPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, own);
+    CHECK(sum == want, "outsider allreduce %d: %d, expected %d", i, sum, want);
+  }
+  TEST_PASS("outsider: 200 allreduces among %zu outsiders", outsiders.size());
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  me = world_rank();
+  n = world_size();
+  g = n / 2 + 1;
+  CHECK(argc >= 3, "usage: repair_group nofail|dead V|during V|parent busy|blocked");
+  std::vector<int> dead, outsiders;
+  for (int r = g; r < n; ++r) outsiders.push_back(r);
+  const char *mode = argv[1];
+  bool blocked = std::strcmp(argv[argc - 1], "blocked") == 0;
+  if (std::strcmp(mode, "dead") == 0 || std::strcmp(mode, "during") == 0) dead = {std::atoi(argv[2])};
+  if (std::strcmp(mode, "parent") == 0) {
+    dead = {n - 1};
+    blocked = true;
+  }
+  std::vector<int> live_outsiders;
+  for (int o : outsiders) {
+    if (!has(dead, o)) live_outsiders.push_back(o);
+  }
+  if (std::strcmp(mode, "dead") == 0 || std::strcmp(mode, "parent") == 0) kill_victims(dead);
+  if (me < g) {
+    member(dead, live_outsiders, blocked);
+  } else {
+    outsider(live_outsiders, blocked);
+  }
+  fflush(stdout);
+  usleep(500 * 1000);
+  _exit(0);
+}

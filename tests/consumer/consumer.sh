@@ -43,7 +43,9 @@ COHORT_RUN=$prefix/bin/cohort-run "$src/tests/mpi/run.sh" --mpi "$mpi" --np 4 --
 echo "--- plain program under the installed cohort-run --preload"
 "/usr/bin/mpicc.$mpi" "$src/tests/consumer/prog.c" -o "$work/prog_plain"
 check_ldd "$work/prog_plain"
-[ "$(pkg-config --variable=preloadlib "cohort-$mpi")" = "$prefix/lib/libcohort-preload.so" ] \
-  || { echo "FAIL: pkg-config --variable=preloadlib cohort-$mpi does not name the installed library"; exit 1; }
+# NOTE: the .pc file names the configured prefix (CMAKE_INSTALL_PREFIX), not the --prefix of this install.
+plib=$(pkg-config --variable=preloadlib "cohort-$mpi")
+[ "$plib" = "$(pkg-config --variable=libdir "cohort-$mpi")/libcohort-preload.so" ] && [ -f "$plib" ] \
+  || { echo "FAIL: pkg-config --variable=preloadlib cohort-$mpi is '$plib', not an installed library"; exit 1; }
 env -u COHORT_PRELOAD_LIB COHORT_RUN=$prefix/bin/cohort-run "$src/tests/mpi/run.sh" --mpi "$mpi" --np 4 --timeout 60 \
   --pass 4 --preload -- "$work/prog_plain"

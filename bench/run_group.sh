@@ -4,7 +4,7 @@
 # Open MPI and 2-4 of MPICH; then the creation's simulated message count at 10^4 members. Needs
 # `scripts/build openmpi` and `scripts/build mpich` first.
 #
-#   bench/run_group.sh [outdir]       (default build/bench) -> group.csv, group-summary.txt
+#   bench/run_group.sh [outdir]       (default build/bench) -> group.csv, group-summary.md
 #   REPS=100 bench/run_group.sh
 #
 # All launches run inside one hold of /tmp/cohort-ranks.lock (one multi-rank job at a time here).
@@ -14,7 +14,7 @@ out=${1:-$root/build/bench}
 reps=${REPS:-100}
 mkdir -p "$out"
 csv=$out/group.csv
-summary=$out/group-summary.txt
+summary=$out/group-summary.md
 echo "kind,case_or_mpi,n_or_np,..." >"$csv"
 
 "$root/build/openmpi/bench/liveness_scale" 10000 | grep '^csv,' | sed 's/^csv,//' >>"$csv"

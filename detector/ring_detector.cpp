@@ -30,6 +30,7 @@ const char *how_name(How how) {
     case How::sync: return "sync";
     case How::emit_request: return "emit-request";
     case How::declared: return "declared";
+    case How::reported: return "reported by MPI";
   }
   return "?";
 }

@@ -69,7 +69,7 @@ struct Outgoing {
 };
 
 /// How a rank learned of a failure.
-enum class How { suspected, notice, sync, emit_request, declared };
+enum class How { suspected, notice, sync, emit_request, declared, reported };  // reported: by MPI (ULFM)
 const char *how_name(How how);
 
 struct Event {

@@ -216,8 +216,10 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     MPI_Request req = MPI_REQUEST_NULL;
     if (!sub.any_member_failed()) {
       int rc = post(sub, sub_root, &req);
-      if (rc != MPI_SUCCESS) return alias.return_error(rc, sub);
-      posted = true;
+      // NOTE: under ULFM, MPI refuses a call on a communicator with a dead member (a failure-class
+      // code, repair::error_kind): that is "not completed here", as a failure seen while waiting.
+      if (rc != MPI_SUCCESS && repair::error_kind(rc) == repair::ErrorKind::none) return alias.return_error(rc, sub);
+      posted = rc == MPI_SUCCESS;
     }
     // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
     // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.

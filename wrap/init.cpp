@@ -15,6 +15,14 @@
 namespace cohort::wrap {
 namespace {
 
+// NOTE: scripts/cohort-run reads this string from the program's binary to pick the launcher flags of the
+// backend (Open MPI 5: --with-ft ulfm for the ulfm one).
+#if defined(COHORT_USE_ULFM)
+[[gnu::used]] const char kBackendTag[] = "cohort-backend=ulfm";
+#else
+[[gnu::used]] const char kBackendTag[] = "cohort-backend=heartbeat";
+#endif
+
 // Reads every dead-root policy variable once, so that an invalid value stops the job at MPI_Init with
 // one line naming the variable, not later in the middle of a failure.
 void check_policies() {

@@ -92,7 +92,7 @@ int raise_error(MPI_Comm comm, const char *call) {
   int code = err_proc_failed_code();
   COHORT_LOG_INFO("%s: a rank it needs has failed (policy error, code %d of class %d)", call, code,
                   err_proc_failed());
-  PMPI_Comm_call_errhandler(comm, code);
+  call_errhandler(comm, code);
   return code;
 }
 

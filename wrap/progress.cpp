@@ -65,26 +65,41 @@ WaitResult poll(Test test, const Watch &watch) {
   }
 }
 
+// ---- backend hook (ULFM): MPI itself reports failures through return codes ----
+// An error of a failure class ends the wait as the detector would (broken, or revoked); the heartbeat
+// backend classifies every code as none, so there this changes nothing.
+bool failure_reported(int rc, WaitResult *out) {
+  switch (repair::error_kind(rc)) {
+    case repair::ErrorKind::none: return false;
+    case repair::ErrorKind::proc_failed: *out = WaitResult::broken; return true;
+    case repair::ErrorKind::revoked: *out = WaitResult::revoked; return true;
+  }
+  return false;
+}
+
+// poll() over a test that returns MPI's code; a failure-class code ends the wait with its outcome.
+template <typename Test>
+WaitResult poll_reporting(Test test, const Watch &watch) {
+  WaitResult reported = WaitResult::completed;
+  WaitResult r = poll(
+      [&] {
+        int done = 0;
+        int rc = test(&done);
+        if (rc != MPI_SUCCESS && failure_reported(rc, &reported)) return true;
+        return done != 0;
+      },
+      watch);
+  return r == WaitResult::completed ? reported : r;
+}
+
 }  // namespace
 
 WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch) {
-  return poll(
-      [&] {
-        int done = 0;
-        PMPI_Test(req, &done, status);
-        return done != 0;
-      },
-      watch);
+  return poll_reporting([&](int *done) { return PMPI_Test(req, done, status); }, watch);
 }
 
 WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Watch &watch) {
-  return poll(
-      [&] {
-        int done = 0;
-        PMPI_Testall(count, reqs, &done, statuses);
-        return done != 0;
-      },
-      watch);
+  return poll_reporting([&](int *done) { return PMPI_Testall(count, reqs, done, statuses); }, watch);
 }
 
 WaitResult wait_until(const std::function<bool()> &done, const Watch &watch) { return poll(done, watch); }

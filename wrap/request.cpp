@@ -14,6 +14,7 @@
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
+#include "repair/repair.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/p2p_peers.hpp"
 #include "wrap/policy.hpp"
@@ -196,6 +197,22 @@ int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op
   return MPI_ERR_IN_STATUS;
 }
 
+// ---- backend hook (ULFM): MPI itself fails requests whose peer died (the heartbeat backend never) ----
+// True when MPI completed *req with a failure-class error: the request is over (op.stage not_posted, so
+// the dead-peer policy decides as under the heartbeat detector). A receive from MPI_ANY_SOURCE that
+// MPI only suspended (..._PENDING, *req still active) resumes once the failure is acknowledged on its
+// communicator: *rc becomes MPI_SUCCESS and false is returned.
+bool mpi_reported_dead(int *rc, MPI_Request *req, Op &op) {
+  if (repair::error_kind(*rc) != repair::ErrorKind::proc_failed) return false;
+  if (*req != MPI_REQUEST_NULL) {
+    repair::ack_failed(op.comm);
+    *rc = MPI_SUCCESS;
+    return false;
+  }
+  op.stage = Stage::not_posted;
+  return true;
+}
+
 Watch watch_for(const std::function<bool()> &broken) {
   Watch w;
   w.broken = broken;
@@ -242,17 +259,24 @@ int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req)
 int complete(MPI_Request *req, Op &op, MPI_Status *status) {
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+  // ULFM: a posted request that is already MPI_REQUEST_NULL was failed by MPI for its dead peer (spin).
+  if (op.stage == Stage::posted && *req == MPI_REQUEST_NULL) op.stage = Stage::not_posted;
   if (op.stage == Stage::posted) {
     int done = 0;
     int rc = MPI_SUCCESS;
     auto test = [&] {
       rc = PMPI_Test(req, &done, st);
+      if (rc != MPI_SUCCESS && mpi_reported_dead(&rc, req, op)) return true;
       return done || rc != MPI_SUCCESS;
     };
     // NOTE: a short spin without the watch first (most small-message completions come within it); it
     // stops as soon as the detector learns of any failure, and the watch below then judges the peer.
     if (spin(req, st, &rc)) return rc;
-    if (wait_until(std::ref(test), watch_for([&op] { return dead(op); })) == WaitResult::completed) return rc;
+    if (*req == MPI_REQUEST_NULL && rc != MPI_SUCCESS) op.stage = Stage::not_posted;
+    if (op.stage == Stage::posted &&
+        wait_until(std::ref(test), watch_for([&op] { return dead(op); })) == WaitResult::completed &&
+        op.stage == Stage::posted)
+      return rc;
   }
   return raise_if_failed(op, finish_dead(req, op, st));
 }

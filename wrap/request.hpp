@@ -26,6 +26,7 @@
 #include <optional>
 
 #include "detector/runtime.hpp"
+#include "repair/repair.hpp"
 
 namespace cohort::wrap::p2p {
 
@@ -71,13 +72,14 @@ constexpr int kInlineSpins = 64;
 /// The first part of a blocking completion while no failure is known: up to kInlineSpins PMPI_Test calls
 /// on *req (stopping at once if the detector learns of a failure). True when MPI completed *req or failed
 /// the test (*rc holds MPI's code); false when *req is still active and the caller must go on with
-/// complete(). Builds no record: the blocking wrappers' fast path (inlined).
+/// complete() (also when MPI failed it for a dead peer, under ULFM). Builds no record: the blocking wrappers' fast path (inlined).
 inline bool spin(MPI_Request *req, MPI_Status *status, int *rc) {
   const std::uint64_t epoch = detector::failure_epoch();
   for (int i = 0; i < kInlineSpins; ++i) {
     int done = 0;
     *rc = PMPI_Test(req, &done, status);
-    if (done || *rc != MPI_SUCCESS) return true;
+    // NOTE: under ULFM MPI itself fails a request whose peer died: then complete() decides (policy).
+    if (done || *rc != MPI_SUCCESS) return *rc == MPI_SUCCESS || repair::error_kind(*rc) == repair::ErrorKind::none;
     if (detector::failure_epoch() != epoch) return false;
   }
   return false;

@@ -307,6 +307,10 @@ void Runtime::loop() {
 void Runtime::refresh_from_mpi() {
 #if defined(COHORT_USE_ULFM)
   if (comm == MPI_COMM_NULL) return;
+  // NOTE: Open MPI 5 records a death that its runtime reports only from inside MPI's progress engine,
+  // which runs in MPI calls: a probe on the private duplicate drives it (no message ever matches).
+  int any = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, 0, comm, &any, MPI_STATUS_IGNORE);
   MPI_Group failed = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
 #if defined(COHORT_HAVE_MPIX_COMM_GET_FAILED)
   if (MPIX_Comm_get_failed(comm, &failed) != MPI_SUCCESS) return;

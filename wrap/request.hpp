@@ -94,6 +94,10 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status);
 int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses);
 /// MPI_Waitany semantics: completes one request (a live one that completed, or a dead one, per policy).
 int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *status);
+/// ULFM backend: *rc, from a PMPI_Iprobe described by op, says MPI knows the peer dead (true: op.stage is
+/// then not_posted and apply_policy decides). From MPI_ANY_SOURCE (..._PENDING) the failure is
+/// acknowledged on op.comm and *rc becomes MPI_SUCCESS (false). Heartbeat backend: always false.
+bool mpi_reported_dead_probe(int *rc, Op &op);
 /// MPI_Test semantics: a request whose peer is dead completes (per policy) with *flag = 1.
 int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status);
 /// MPI_Testall semantics: *flag = 1 once every live request completed; requests with a dead peer are then

@@ -61,6 +61,18 @@ struct PendingSend {
   std::vector<std::int32_t> buf;
 };
 
+class Runtime;
+
+// The detector thread's copies of the listeners and progress hooks, and the failures whose listeners it
+// has not called yet: run() calls them outside the lock, once per loop iteration.
+struct Callbacks {
+  std::vector<std::function<void()>> my_hooks;
+  std::vector<std::function<void(int)>> my_listeners;
+  std::vector<int> calls;
+  std::uint64_t my_hooks_gen = ~0ULL;
+  void run(Runtime &rt);
+};
+
 class Runtime {
  public:
   // ---- state shared with other threads ----
@@ -232,10 +244,7 @@ void Runtime::loop() {
   Time started = monotonic_us();
   Time next_cpu = started + 1000000;
   std::vector<std::pair<int, Message>> in;
-  std::vector<std::function<void()>> my_hooks;
-  std::vector<std::function<void(int)>> my_listeners;
-  std::vector<int> calls;
-  std::uint64_t my_hooks_gen = ~0ULL;
+  Callbacks callbacks;
   Output out;
   std::uint64_t iterations = 0, received = 0;
   while (!stop_flag.load(std::memory_order_acquire)) {
@@ -261,19 +270,7 @@ void Runtime::loop() {
     in.clear();
     transmit(out.messages);
     progress_sends();
-    {
-      std::lock_guard<std::mutex> lock(pub_mu);
-      calls.swap(listener_queue);
-      if (!calls.empty()) my_listeners = listeners;
-      if (hooks_gen.load() != my_hooks_gen) {
-        my_hooks = hooks;
-        my_hooks_gen = hooks_gen.load();
-      }
-    }
-    for (int r : calls)
-      for (auto &l : my_listeners) l(r);
-    calls.clear();
-    for (auto &h : my_hooks) h();
+    callbacks.run(*this);
     ++iterations;
     if (now >= next_cpu) {
       next_cpu = now + 1000000;
@@ -298,6 +295,22 @@ void Runtime::loop() {
   st.thread_wall_us = monotonic_us() - started;
   st.iterations = iterations;
   st.received = received;
+}
+
+void Callbacks::run(Runtime &rt) {
+  {
+    std::lock_guard<std::mutex> lock(rt.pub_mu);
+    calls.swap(rt.listener_queue);
+    if (!calls.empty()) my_listeners = rt.listeners;
+    if (rt.hooks_gen.load() != my_hooks_gen) {
+      my_hooks = rt.hooks;
+      my_hooks_gen = rt.hooks_gen.load();
+    }
+  }
+  for (int r : calls)
+    for (auto &l : my_listeners) l(r);
+  calls.clear();
+  for (auto &h : my_hooks) h();
 }
 
 // ULFM: the MPI runtime's own knowledge of dead processes, asked on the private duplicate of
@@ -341,25 +354,10 @@ void Runtime::refresh_from_mpi() {
 
 // ULFM: no ring; ask MPI now and then, call the listeners and hooks, as loop() does.
 void Runtime::loop_ulfm() {
-  std::vector<std::function<void()>> my_hooks;
-  std::vector<std::function<void(int)>> my_listeners;
-  std::vector<int> calls;
-  std::uint64_t my_hooks_gen = ~0ULL;
+  Callbacks callbacks;
   while (!stop_flag.load(std::memory_order_acquire)) {
     refresh_from_mpi();
-    {
-      std::lock_guard<std::mutex> lock(pub_mu);
-      calls.swap(listener_queue);
-      if (!calls.empty()) my_listeners = listeners;
-      if (hooks_gen.load() != my_hooks_gen) {
-        my_hooks = hooks;
-        my_hooks_gen = hooks_gen.load();
-      }
-    }
-    for (int r : calls)
-      for (auto &l : my_listeners) l(r);
-    calls.clear();
-    for (auto &h : my_hooks) h();
+    callbacks.run(*this);
     Time now = monotonic_us();
     sleep_us(now < active_until.load(std::memory_order_relaxed) ? settings.poll_us : settings.idle_poll_us);
   }

@@ -14,7 +14,11 @@ inline double now_us() {
 }
 
 inline const char *mpi_name() {
-#if defined(OPEN_MPI)
+#if defined(OPEN_MPI) && defined(COHORT_USE_ULFM)
+  return "openmpi5-ulfm";
+#elif defined(OPEN_MPI) && OMPI_MAJOR_VERSION >= 5
+  return "openmpi5";
+#elif defined(OPEN_MPI)
   return "openmpi";
 #elif defined(MPICH)
   return "mpich";

@@ -1,7 +1,9 @@
 // Repair benchmarks (issue 4). Writes CSV rows to stdout (rank 0), prefixed `csv,`:
 //
 //   repair_bench free [reps]   fault-free latency, interleaved in one run on MPI_COMM_WORLD:
-//                              MPI_Allreduce of one int, repair::agree, MPI_Comm_dup, repair::shrink.
+//                              MPI_Allreduce of one int, repair::agree, MPI_Comm_dup, repair::shrink,
+//                              and, where the MPI has ULFM (Open MPI 5), MPIX_Comm_agree and
+//                              MPIX_Comm_shrink (ops ulfm_agree, ulfm_shrink).
 //                              Before each timed call a barrier; the time of a call is the slowest rank's.
 //                              csv,free,<mpi>,<np>,<op>,<median us>,<p10 us>,<p90 us>
 //   repair_bench repair K|half after K ranks die by SIGKILL (1: rank 1; 2: ranks 1 and N/2; half: the
@@ -10,6 +12,9 @@
 //                              holding the shrunk communicator (after an MPI_Allreduce on it).
 //                              csv,repair,<mpi>,<np>,<k>,<repair ms>,<detection ms>
 #include <mpi.h>
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>
+#endif
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +32,13 @@
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
 
+#if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
+#define COHORT_BENCH_NATIVE_ULFM 1
+constexpr int kOps = 6;
+#else
+constexpr int kOps = 4;
+#endif
+
 namespace {
 
 int me, n;
@@ -38,10 +50,10 @@ double timed(Op op) {
 }
 
 void fault_free(int reps) {
-  const char *names[] = {"allreduce", "agree", "dup", "shrink"};
-  std::vector<double> t[4];
+  const char *names[] = {"allreduce", "agree", "dup", "shrink", "ulfm_agree", "ulfm_shrink"};
+  std::vector<double> t[kOps];
   for (int rep = -reps / 10 - 5; rep < reps; ++rep) {  // the first ones warm up
-    double d[4];
+    double d[kOps];
     d[0] = timed([] {
       int in = me, out;
       PMPI_Allreduce(&in, &out, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD);
@@ -56,12 +68,20 @@ void fault_free(int reps) {
     PMPI_Comm_free(&c);
     d[3] = timed([&c] { cohort::repair::shrink(MPI_COMM_WORLD, &c); });
     PMPI_Comm_free(&c);
+#if defined(COHORT_BENCH_NATIVE_ULFM)
+    d[4] = timed([] {
+      int flag = me | 1;
+      MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+    });
+    d[5] = timed([&c] { MPIX_Comm_shrink(MPI_COMM_WORLD, &c); });
+    PMPI_Comm_free(&c);
+#endif
     if (rep >= 0) {
-      for (int i = 0; i < 4; ++i) t[i].push_back(d[i]);
+      for (int i = 0; i < kOps; ++i) t[i].push_back(d[i]);
     }
   }
   if (me != 0) return;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < kOps; ++i) {
     std::printf("csv,free,%s,%d,%s,%.2f,%.2f,%.2f\n", mpi_name(), n, names[i], pct(t[i], 0.5), pct(t[i], 0.1),
                 pct(t[i], 0.9));
   }

@@ -6,6 +6,13 @@
 #
 #   bench/run_repair.sh [outdir]        (default build/bench) -> repair.csv, repair-summary.txt
 #   REPS=200 RUNS=3 bench/run_repair.sh
+#   PARTS=openmpi5 bench/run_repair.sh  only the Open MPI 5 part (PARTS=debian12: only the rest)
+#
+# Open MPI 5 (the Debian 13 root, `scripts/build openmpi5` and `scripts/build openmpi5
+# -DCOHORT_DETECTOR=ulfm` first): in one run per size, at 2, 4 and 8 ranks, cohort's MPI-only agree and
+# shrink beside MPIX_Comm_agree, MPIX_Comm_shrink, MPI_Allreduce and MPI_Comm_dup (heartbeat build, with
+# Open MPI's ULFM enabled: OMPI_MCA_mpi_ft_enable=1); and the time from a SIGKILL to a usable shrunk
+# communicator for both backends (openmpi5: heartbeat; openmpi5-ulfm: ULFM's own detection and shrink).
 #
 # Every launch holds /tmp/cohort-mpi-tests.lock (one multi-rank job at a time on this machine).
 set -euo pipefail
@@ -26,6 +33,35 @@ launch() {  # launch <mpi> <np> <timeout> "<VAR=value ...>" args...
     --timeout "$t" -n "$np" -- "$root/build/$mpi/bench/repair_bench" "$@" 2>&1 | grep '^csv,' | sed 's/^csv,//' || true
 }
 
+launch5() {  # launch5 <build dir name> <np> <timeout> "<VAR=value ...>" args...
+  local b=$1 np=$2 t=$3 envs=$4
+  shift 4
+  # shellcheck disable=SC2086
+  env $envs flock /tmp/cohort-mpi-tests.lock timeout $((t + 20)) "$root/scripts/in-openmpi5" "$root/scripts/cohort-run" \
+    --timeout "$t" -n "$np" -- "$root/build/$b/bench/repair_bench" "$@" 2>&1 | grep '^csv,' | sed 's/^csv,//' || true
+}
+
+parts=${PARTS:-all}
+if [ "$parts" != debian12 ]; then
+  for b in openmpi5 openmpi5-ulfm; do
+    [ -x "$root/build/$b/bench/repair_bench" ] || { echo "run_repair: build/$b missing (scripts/build openmpi5 ...)" >&2; exit 2; }
+  done
+  for np in 2 4 8; do
+    echo "== fault-free: openmpi5, $np ranks, $reps repetitions (cohort beside ULFM)" >&2
+    launch5 openmpi5 "$np" 300 "OMPI_MCA_mpi_ft_enable=1" free "$reps" >>"$csv"
+  done
+  for b in openmpi5 openmpi5-ulfm; do
+    for np in 4 8; do
+      for run in $(seq "$runs"); do
+        echo "== repair: $b, $np ranks, k=1, run $run" >&2
+        launch5 "$b" "$np" 120 "COHORT_HB_PERIOD_MS=100 COHORT_HB_TIMEOUT_MS=1000" repair 1 >>"$csv"
+      done
+    done
+  done
+fi
+[ "$parts" = openmpi5 ] && skip12=1 || skip12=""
+
+if [ -z "$skip12" ]; then
 echo "== the agreement state machine alone, up to 10^5 members" >&2
 "$root/build/openmpi/bench/repair_scale" 100000 | grep '^csv,' | sed 's/^csv,//' >>"$csv"
 
@@ -50,6 +86,8 @@ for cfg in openmpi:4 openmpi:8 openmpi:16 mpich:4; do
   done
 done
 
+fi
+
 {
   echo "# repair benchmarks ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
   echo
@@ -62,7 +100,18 @@ done
       printf "| %s | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |\n", a[1], a[2], ar, ag, ag/ar, du, sh, sh/du } }' \
     "$csv" | sort -t'|' -k2,2r -k3,3n
   echo
+  echo "## Open MPI 5: cohort's MPI-only agree and shrink beside ULFM's, medians in microseconds (same run)"
+  echo
+  echo "| ranks | allreduce | cohort agree | MPIX_Comm_agree | agree/MPIX | dup | cohort shrink | MPIX_Comm_shrink | shrink/MPIX |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  awk -F, '$1=="free" && $2=="openmpi5" { v[$3","$4]=$5; k[$3]=1 }
+    END { for (c in k) { ar=v[c",allreduce"]; ag=v[c",agree"]; ua=v[c",ulfm_agree"]; du=v[c",dup"]; sh=v[c",shrink"]; us=v[c",ulfm_shrink"];
+      if (ua == "" || us == "") continue;
+      printf "| %d | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.2f |\n", c, ar, ag, ua, ag/ua, du, sh, us, sh/us } }' \
+    "$csv" | sort -t'|' -k2,2n
+  echo
   echo "## repair after k failures: last detection -> shrunk communicator usable (ms), median of runs"
+  echo "## (openmpi5: heartbeat backend; openmpi5-ulfm: ULFM backend; kill -> usable = detection + repair)"
   echo
   echo "| MPI | ranks | k | repair ms | detection ms (from the kill) | runs |"
   echo "|---|---|---|---|---|---|"

@@ -52,6 +52,19 @@ if(COHORT_MPI_NAME STREQUAL "mpich")
     endif()
   endif()
 endif()
+# MPIX_Comm_get_failed (ULFM as in Open MPI 5) lists the failures a process knows without acknowledging
+# them; older ULFM (MPICH) has only failure_ack + failure_get_acked.
+set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+check_c_source_compiles([=[
+#include <mpi.h>
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>
+#endif
+int main(void) { MPI_Group g; return MPIX_Comm_get_failed(MPI_COMM_WORLD, &g); }]=] COHORT_HAVE_MPIX_COMM_GET_FAILED)
+unset(CMAKE_REQUIRED_LIBRARIES)
+if(COHORT_HAVE_MPIX_COMM_GET_FAILED)
+  add_compile_definitions(COHORT_HAVE_MPIX_COMM_GET_FAILED=1)
+endif()
 set(COHORT_USE_ULFM ON)
 # Every part can tell the ULFM build apart (e.g. the detector need not run its heartbeat ring).
 add_compile_definitions(COHORT_USE_ULFM=1)

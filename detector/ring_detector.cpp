@@ -31,6 +31,7 @@ const char *how_name(How how) {
     case How::emit_request: return "emit-request";
     case How::declared: return "declared";
     case How::alone: return "alone after a stall";
+    case How::reported: return "reported by MPI";
   }
   return "?";
 }

@@ -73,7 +73,7 @@ struct Outgoing {
 };
 
 /// How a rank learned of a failure.
-enum class How { suspected, notice, sync, emit_request, declared, alone };
+enum class How { suspected, notice, sync, emit_request, declared, alone, reported };  // reported: by MPI (ULFM)
 const char *how_name(How how);
 
 struct Event {

@@ -1,8 +1,12 @@
 // The detector runtime: the RingDetector state machine driven by a thread over MPI point-to-point on a
-// private duplicate of MPI_COMM_WORLD.
+// private duplicate of MPI_COMM_WORLD. In the ULFM build (COHORT_USE_ULFM) the ring does not run: the
+// thread only asks MPI which ranks its runtime knows dead (refresh()), and publishes them the same way.
 #include "detector/runtime.hpp"
 
 #include <mpi.h>
+#if defined(COHORT_USE_ULFM) && defined(OPEN_MPI)
+#include <mpi-ext.h>
+#endif
 #include <sys/resource.h>
 #include <time.h>
 
@@ -58,6 +62,18 @@ struct PendingSend {
   std::vector<std::int32_t> buf;
 };
 
+class Runtime;
+
+// The detector thread's copies of the listeners and progress hooks, and the failures whose listeners it
+// has not called yet: run() calls them outside the lock, once per loop iteration.
+struct Callbacks {
+  std::vector<std::function<void()>> my_hooks;
+  std::vector<std::function<void(int)>> my_listeners;
+  std::vector<int> calls;
+  std::uint64_t my_hooks_gen = ~0ULL;
+  void run(Runtime &rt);
+};
+
 class Runtime {
  public:
   // ---- state shared with other threads ----
@@ -94,6 +110,8 @@ class Runtime {
   std::vector<int> outstanding;  // per peer
 
   void publish(const std::vector<Event> &events);
+  void refresh_from_mpi();
+  void loop_ulfm();
   void transmit(std::vector<Outgoing> &msgs);
   void progress_sends();
   void drain(std::vector<std::pair<int, Message>> *in);
@@ -139,6 +157,9 @@ void Runtime::publish(const std::vector<Event> &events) {
       case How::notice:
         COHORT_LOG_INFO("rank %d failed: notice from rank %d (hop %d), %lld ms since start", e.rank, e.from, e.hops,
                         static_cast<long long>(at_ms));
+        break;
+      case How::reported:
+        COHORT_LOG_INFO("rank %d failed: reported by MPI (ULFM), %lld ms since start", e.rank, static_cast<long long>(at_ms));
         break;
       case How::declared:
         COHORT_LOG_INFO("rank %d failed: declared by cohort, %lld ms since start", e.rank, static_cast<long long>(at_ms));
@@ -233,10 +254,7 @@ void Runtime::loop() {
   Time started = monotonic_us();
   Time next_cpu = started + 1000000;
   std::vector<std::pair<int, Message>> in;
-  std::vector<std::function<void()>> my_hooks;
-  std::vector<std::function<void(int)>> my_listeners;
-  std::vector<int> calls;
-  std::uint64_t my_hooks_gen = ~0ULL;
+  Callbacks callbacks;
   Output out;
   std::uint64_t iterations = 0, received = 0;
   while (!stop_flag.load(std::memory_order_acquire)) {
@@ -262,19 +280,7 @@ void Runtime::loop() {
     in.clear();
     transmit(out.messages);
     progress_sends();
-    {
-      std::lock_guard<std::mutex> lock(pub_mu);
-      calls.swap(listener_queue);
-      if (!calls.empty()) my_listeners = listeners;
-      if (hooks_gen.load() != my_hooks_gen) {
-        my_hooks = hooks;
-        my_hooks_gen = hooks_gen.load();
-      }
-    }
-    for (int r : calls)
-      for (auto &l : my_listeners) l(r);
-    calls.clear();
-    for (auto &h : my_hooks) h();
+    callbacks.run(*this);
     ++iterations;
     if (now >= next_cpu) {
       next_cpu = now + 1000000;
@@ -299,6 +305,72 @@ void Runtime::loop() {
   st.thread_wall_us = monotonic_us() - started;
   st.iterations = iterations;
   st.received = received;
+}
+
+void Callbacks::run(Runtime &rt) {
+  {
+    std::lock_guard<std::mutex> lock(rt.pub_mu);
+    calls.swap(rt.listener_queue);
+    if (!calls.empty()) my_listeners = rt.listeners;
+    if (rt.hooks_gen.load() != my_hooks_gen) {
+      my_hooks = rt.hooks;
+      my_hooks_gen = rt.hooks_gen.load();
+    }
+  }
+  for (int r : calls)
+    for (auto &l : my_listeners) l(r);
+  calls.clear();
+  for (auto &h : my_hooks) h();
+}
+
+// ULFM: the MPI runtime's own knowledge of dead processes, asked on the private duplicate of
+// MPI_COMM_WORLD (local, never blocks). MPIX_Comm_get_failed lists every failure this process knows;
+// where the MPI lacks it (ULFM before MPI 5 proposals), acknowledging on the private duplicate and
+// reading the acknowledged group gives the same set without touching the program's communicators.
+void Runtime::refresh_from_mpi() {
+#if defined(COHORT_USE_ULFM)
+  if (comm == MPI_COMM_NULL) return;
+  // NOTE: Open MPI 5 records a death that its runtime reports only from inside MPI's progress engine,
+  // which runs in MPI calls: a probe on the private duplicate drives it (no message ever matches).
+  int any = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, 0, comm, &any, MPI_STATUS_IGNORE);
+  MPI_Group failed = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+#if defined(COHORT_HAVE_MPIX_COMM_GET_FAILED)
+  if (MPIX_Comm_get_failed(comm, &failed) != MPI_SUCCESS) return;
+#else
+  if (MPIX_Comm_failure_ack(comm) != MPI_SUCCESS || MPIX_Comm_failure_get_acked(comm, &failed) != MPI_SUCCESS) return;
+#endif
+  int n = 0;
+  PMPI_Group_size(failed, &n);
+  if (static_cast<std::uint64_t>(n) > detail::g_failure_epoch.load(std::memory_order_acquire)) {
+    std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
+    PMPI_Comm_group(comm, &world);
+    PMPI_Group_translate_ranks(failed, n, in.data(), world, out.data());
+    PMPI_Group_free(&world);
+    std::vector<Event> events;
+    for (int r : out) {
+      if (r >= 0 && r < size && r != rank && flags[r].load(std::memory_order_acquire) == 0)
+        events.push_back(Event{Event::rank_failed, r, How::reported, rank, 0, 0});
+    }
+    if (!events.empty()) {
+      mark_active(monotonic_us());
+      publish(events);
+    }
+  }
+  PMPI_Group_free(&failed);
+#endif
+}
+
+// ULFM: no ring; ask MPI now and then, call the listeners and hooks, as loop() does.
+void Runtime::loop_ulfm() {
+  Callbacks callbacks;
+  while (!stop_flag.load(std::memory_order_acquire)) {
+    refresh_from_mpi();
+    callbacks.run(*this);
+    Time now = monotonic_us();
+    sleep_us(now < active_until.load(std::memory_order_relaxed) ? settings.poll_us : settings.idle_poll_us);
+  }
 }
 
 void Runtime::shutdown() {
@@ -340,6 +412,15 @@ void start(bool thread_multiple) {
   if (thread_multiple) {
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.comm) != MPI_SUCCESS) log::fatal(2, "MPI_Init: MPI_Comm_dup for the failure detector failed");
     PMPI_Comm_set_errhandler(g.comm, MPI_ERRORS_RETURN);
+#if defined(COHORT_USE_ULFM)
+    // NOTE: under ULFM the MPI runtime detects failures; the heartbeat ring would only add traffic.
+    g.stop_flag.store(false);
+    g.running.store(true);
+    g.thread = std::thread([] { g.loop_ulfm(); });
+    COHORT_LOG_DEBUG("detector: ULFM build: failures come from MPI (MPIX_Comm_get_failed), no heartbeat ring");
+    inject::arm(g.rank);
+    return;
+#endif
     Config c;
     c.rank = g.rank;
     c.ring = std::make_shared<topology::Ring>(g.size, g.settings.shuffle, g.settings.seed);
@@ -420,6 +501,12 @@ void declare_failed(int world_rank) {
     for (int r : calls)
       for (auto &l : ls) l(r);
   }
+}
+
+void refresh() {
+#if defined(COHORT_USE_ULFM)
+  if (g.running.load(std::memory_order_acquire)) g.refresh_from_mpi();
+#endif
 }
 
 void on_failure(std::function<void(int)> listener) {

@@ -10,7 +10,8 @@
 
 namespace cohort::detector {
 
-/// Starts the detector after PMPI_Init_thread has returned MPI_THREAD_MULTIPLE: reads COHORT_HB_* and
+/// Starts the detector after PMPI_Init_thread has returned MPI_THREAD_MULTIPLE (ULFM build: no ring;
+/// the thread polls MPI's own failure knowledge, see refresh()): reads COHORT_HB_* and
 /// COHORT_RING_SHUFFLE/COHORT_BCAST/COHORT_INJECT_FAILURE (an invalid value: one line naming the variable,
 /// exit code 2), duplicates MPI_COMM_WORLD for its own traffic (collective: call it from every rank) and
 /// starts the thread. With thread_multiple == false the ring is not started (warned once) and no failure
@@ -50,6 +51,12 @@ std::vector<int> failed_ranks();
 /// Another part of cohort learned that world_rank is dead (e.g. from an agreement message): records it
 /// and broadcasts a failure notice as if it had been suspected here. A notice naming this very rank fences it.
 void declare_failed(int world_rank);
+
+/// ULFM build: asks MPI which ranks its runtime knows dead (MPIX_Comm_get_failed, local, a few µs)
+/// and publishes the new ones, so that failure_epoch() moves at once; called by the detector thread
+/// every COHORT_POLL_US / COHORT_IDLE_POLL_US and by the wrappers when an MPI call returns an error of
+/// class MPIX_ERR_PROC_FAILED. Heartbeat build: does nothing (the ring is the only source).
+void refresh();
 
 /// Internal listener, called on the detector thread once per newly dead rank (after it is recorded).
 /// Must not block and must not call MPI.

@@ -60,6 +60,13 @@ int revoke(MPI_Comm comm);
 /// was ever revoked); receives pending notices at most every 200 µs. False for a comm repair never saw.
 bool is_revoked(MPI_Comm comm);
 
+/// What an MPI return code says about failures. ULFM backend: MPIX_ERR_PROC_FAILED and
+/// MPIX_ERR_PROC_FAILED_PENDING give proc_failed (and make the detector ask MPI at once, so that
+/// detector::failure_epoch() has moved when this returns), MPIX_ERR_REVOKED gives revoked. Heartbeat
+/// backend: always none (MPI never reports a failure there; the detector is the only source). Local.
+enum class ErrorKind { none, proc_failed, revoked };
+ErrorKind error_kind(int rc);
+
 /// ULFM's failure_ack / failure_get_acked: acknowledge the failures known now; get them (sorted comm
 /// ranks). Local. Return MPI_SUCCESS.
 int ack_failed(MPI_Comm comm);

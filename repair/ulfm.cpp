@@ -160,6 +160,17 @@ bool is_revoked(MPI_Comm comm) {
   return rc != MPI_SUCCESS && error_class(rc) == MPIX_ERR_REVOKED;
 }
 
+ErrorKind error_kind(int rc) {
+  if (rc == MPI_SUCCESS) return ErrorKind::none;
+  int cls = error_class(rc);
+  if (cls == MPIX_ERR_REVOKED) return ErrorKind::revoked;
+  if (cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_PROC_FAILED_PENDING) {
+    detector::refresh();
+    return ErrorKind::proc_failed;
+  }
+  return ErrorKind::none;
+}
+
 int ack_failed(MPI_Comm comm) {
   ErrorsReturn scope(comm);
   return COHORT_MPIX(Comm_failure_ack)(comm);

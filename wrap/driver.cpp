@@ -196,6 +196,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
   const Substitute *sub = nullptr;
   int sub_root = -1, agreed_code = 0;
   MPI_Request req = MPI_REQUEST_NULL, confirm = MPI_REQUEST_NULL;
+  bool refused = false;  // MPI refused the post for a dead member (ULFM)
   std::vector<int> failed;
   Watch watch;
   watch.broken = [&sub] { return sub->any_member_failed(); };
@@ -216,10 +217,15 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       case OpAction::dead_root:
         op.dead_root_applied(dead_root(alias, call, sub->map.to_world(call.root)));
         break;
-      case OpAction::post:
+      case OpAction::post: {
         req = MPI_REQUEST_NULL;  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
-        op.posted(post(*sub, sub_root, &req));
+        int rc = post(*sub, sub_root, &req);
+        // NOTE: under ULFM, MPI refuses a call on a communicator with a dead member (a failure-class
+        // code, repair::error_kind): that is "not completed here", as a failure seen while waiting.
+        refused = rc != MPI_SUCCESS && repair::error_kind(rc) != repair::ErrorKind::none;
+        op.posted(refused ? MPI_SUCCESS : rc);
         break;
+      }
       case OpAction::hook:
         // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
         // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.
@@ -228,15 +234,13 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
         break;
       case OpAction::poll: {
         int rc = MPI_SUCCESS;
-        auto test = [&] {
-          int done = 0;
-          rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
-          return done != 0 || rc != MPI_SUCCESS;
-        };
-        if (wait_until(std::ref(test), watch) == WaitResult::completed) {
+        // (a request that completed in error is completed: its code is the program's, kept for the outcome)
+        WaitResult waited = refused ? WaitResult::broken : wait(&req, MPI_STATUS_IGNORE, watch, &rc);
+        refused = false;
+        if (waited == WaitResult::completed || waited == WaitResult::failed) {
           op.completed(rc, sub->any_member_failed());
         } else {
-          sub->abandoned.store(true);
+          if (req != MPI_REQUEST_NULL) sub->abandoned.store(true);
           op.broken();
         }
         break;

@@ -1,12 +1,48 @@
 #include "wrap/errors.hpp"
 
 #include <mpi.h>
+#if defined(COHORT_USE_ULFM) && defined(OPEN_MPI)
+#include <mpi-ext.h>
+#endif
 
 #include <atomic>
+
+#include "detector/log.hpp"
+#include "repair/repair.hpp"
+#include "wrap/policy.hpp"
 
 namespace cohort::wrap {
 namespace {
 std::atomic<int> g_class{-1}, g_code{-1};
+thread_local bool t_raising = false;  // cohort itself calls the handler (call_errhandler)
+
+#if defined(COHORT_USE_ULFM)
+// MPI_ERRORS_ARE_FATAL, except for the failures that cohort's wrappers handle.
+void fatal_but_failures(MPI_Comm *, int *code, ...) {
+  if (!t_raising && repair::error_kind(*code) != repair::ErrorKind::none) return;
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  PMPI_Error_string(*code, text, &len);
+  log::write(log::Level::error, "MPI error on a communicator with MPI_ERRORS_ARE_FATAL: %s (code %d)", text, *code);
+  stop_job(1);
+}
+
+void tolerate_failures(MPI_Comm comm) {
+  MPI_Errhandler current = MPI_ERRHANDLER_NULL, mine = MPI_ERRHANDLER_NULL;
+  PMPI_Comm_get_errhandler(comm, &current);
+  if (current == MPI_ERRORS_ARE_FATAL && PMPI_Comm_create_errhandler(fatal_but_failures, &mine) == MPI_SUCCESS) {
+    PMPI_Comm_set_errhandler(comm, mine);
+    PMPI_Errhandler_free(&mine);
+  }
+  if (current != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&current);
+}
+#endif
+}  // namespace
+
+void call_errhandler(MPI_Comm comm, int code) {
+  t_raising = true;
+  PMPI_Comm_call_errhandler(comm, code);
+  t_raising = false;
 }
 
 int err_proc_failed() { return g_class.load(); }
@@ -16,6 +52,9 @@ void init_error_classes() {
 #ifdef MPIX_ERR_PROC_FAILED
   g_class.store(MPIX_ERR_PROC_FAILED);
   g_code.store(MPIX_ERR_PROC_FAILED);
+#if defined(COHORT_USE_ULFM)
+  tolerate_failures(MPI_COMM_WORLD);
+#endif
 #else
   int cls = -1, code = -1;
   if (PMPI_Add_error_class(&cls) == MPI_SUCCESS) {

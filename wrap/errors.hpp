@@ -1,5 +1,6 @@
 // The error returned under the `error` policy when the rank that matters is dead.
 #pragma once
+#include <mpi.h>
 
 namespace cohort::wrap {
 
@@ -15,7 +16,14 @@ int err_proc_failed();
 /// MPI_Add_error_class to MPI_ERR_UNKNOWN, while it maps a code of that class to the class.
 int err_proc_failed_code();
 
-/// Called once from the MPI_Init wrappers, after PMPI_Init_thread.
+/// Called once from the MPI_Init wrappers, after PMPI_Init_thread. ULFM build: also gives
+/// MPI_COMM_WORLD, if its error handler is MPI_ERRORS_ARE_FATAL, cohort's handler that is fatal for every
+/// error except the failure classes (MPIX_ERR_PROC_FAILED[_PENDING], MPIX_ERR_REVOKED), which MPI raises
+/// on the program's communicators and cohort's wrappers handle (dead-peer policy, repair).
 void init_error_classes();
+
+/// Calls comm's error handler with code on behalf of cohort (policy error): fatal under
+/// MPI_ERRORS_ARE_FATAL (also under cohort's ULFM handler), whatever the code's class.
+void call_errhandler(MPI_Comm comm, int code);
 
 }  // namespace cohort::wrap

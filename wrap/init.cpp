@@ -26,6 +26,14 @@
 namespace cohort::wrap {
 namespace {
 
+// NOTE: scripts/cohort-run reads this string from the program's binary to pick the launcher flags of the
+// backend (Open MPI 5: --with-ft ulfm for the ulfm one).
+#if defined(COHORT_USE_ULFM)
+[[gnu::used]] const char kBackendTag[] = "cohort-backend=ulfm";
+#else
+[[gnu::used]] const char kBackendTag[] = "cohort-backend=heartbeat";
+#endif
+
 // Reads every policy variable and COHORT_SEND_RETRIES once, so that an invalid value stops the rank at
 // MPI_Init with one line naming the variable and the rank, not later in the middle of a failure. Warns
 // (rank 0 only: every rank has the same environment) about COHORT_* names that cohort does not know.

@@ -389,16 +389,19 @@ extern "C" int __wrap_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *
   count_call(CallId::MPI_Probe);
   if (source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
   int flag = 0;
-  int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-  if (flag || rc != MPI_SUCCESS) return rc;
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Probe");
+  int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+  if (p2p::mpi_reported_dead_probe(&rc, op)) return p2p::apply_policy(op, status);
+  if (flag || rc != MPI_SUCCESS) return rc;
   auto probe = [&] {
     rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-    return flag || rc != MPI_SUCCESS;
+    return p2p::mpi_reported_dead_probe(&rc, op) || flag || rc != MPI_SUCCESS;
   };
   cohort::wrap::Watch watch;
   watch.broken = [&op] { return p2p::dead(op); };
-  if (cohort::wrap::wait_until(std::ref(probe), watch) == cohort::wrap::WaitResult::completed) return rc;
+  if (cohort::wrap::wait_until(std::ref(probe), watch) == cohort::wrap::WaitResult::completed &&
+      op.stage == p2p::Stage::posted)
+    return rc;
   // NOTE: a message that arrived before its sender died is still there to be received.
   if (probe()) return rc;
   return p2p::apply_policy(op, status);
@@ -407,6 +410,14 @@ extern "C" int __wrap_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *
 extern "C" int __wrap_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Iprobe);
   int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+  if (rc != MPI_SUCCESS) {
+    Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Iprobe");
+    if (p2p::mpi_reported_dead_probe(&rc, op)) {
+      *flag = 1;
+      return p2p::apply_policy(op, status);
+    }
+    if (rc == MPI_SUCCESS) *flag = 0;  // resumed: no message yet
+  }
   if (*flag || rc != MPI_SUCCESS || cohort::detector::failure_epoch() == 0) return rc;
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Iprobe");
   if (!p2p::dead(op)) return rc;

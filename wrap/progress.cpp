@@ -66,40 +66,53 @@ WaitResult poll(Test test, const Watch &watch) {
   }
 }
 
+// ---- backend hook (ULFM): MPI itself reports failures through return codes ----
+// An error of a failure class ends the wait as the detector would (broken, or revoked); the heartbeat
+// backend classifies every code as none, so there this changes nothing.
+bool failure_reported(int rc, WaitResult *out) {
+  switch (repair::error_kind(rc)) {
+    case repair::ErrorKind::none: return false;
+    case repair::ErrorKind::proc_failed: *out = WaitResult::broken; return true;
+    case repair::ErrorKind::revoked: *out = WaitResult::revoked; return true;
+  }
+  return false;
+}
+
+// poll() over a test that returns MPI's code: a failure-class code ends the wait with its outcome (broken
+// or revoked); any other error ends it as failed, with the code in *error (if not null).
+template <typename Test>
+WaitResult poll_reporting(Test test, const Watch &watch, int *error) {
+  WaitResult reported = WaitResult::completed;
+  int failed_rc = MPI_SUCCESS;
+  WaitResult r = poll(
+      [&] {
+        int done = 0;
+        int rc = test(&done);
+        if (rc != MPI_SUCCESS) {
+          if (!failure_reported(rc, &reported)) failed_rc = rc;
+          return true;
+        }
+        return done != 0;
+      },
+      watch);
+  if (r != WaitResult::completed) return r;
+  if (failed_rc != MPI_SUCCESS) {
+    if (error != nullptr) *error = failed_rc;
+    return WaitResult::failed;
+  }
+  return reported;
+}
+
 }  // namespace
 
 // NOTE: an error of the test (e.g. MPI_ERR_TRUNCATE when a receiver's count is smaller than the root's)
 // ends the wait: the request has completed in error, and the caller must hand the code to the program.
 WaitResult wait(MPI_Request *req, MPI_Status *status, const Watch &watch, int *error) {
-  int rc = MPI_SUCCESS;
-  WaitResult r = poll(
-      [&] {
-        int done = 0;
-        rc = PMPI_Test(req, &done, status);
-        return done != 0 || rc != MPI_SUCCESS;
-      },
-      watch);
-  if (r == WaitResult::completed && rc != MPI_SUCCESS) {
-    if (error != nullptr) *error = rc;
-    return WaitResult::failed;
-  }
-  return r;
+  return poll_reporting([&](int *done) { return PMPI_Test(req, done, status); }, watch, error);
 }
 
 WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Watch &watch, int *error) {
-  int rc = MPI_SUCCESS;
-  WaitResult r = poll(
-      [&] {
-        int done = 0;
-        rc = PMPI_Testall(count, reqs, &done, statuses);
-        return done != 0 || rc != MPI_SUCCESS;
-      },
-      watch);
-  if (r == WaitResult::completed && rc != MPI_SUCCESS) {
-    if (error != nullptr) *error = rc;
-    return WaitResult::failed;
-  }
-  return r;
+  return poll_reporting([&](int *done) { return PMPI_Testall(count, reqs, done, statuses); }, watch, error);
 }
 
 int raise_test_error(MPI_Comm alias, int rc) {

@@ -14,6 +14,7 @@
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
+#include "repair/repair.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/p2p_peers.hpp"
 #include "wrap/policy.hpp"
@@ -196,6 +197,40 @@ int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op
   return MPI_ERR_IN_STATUS;
 }
 
+// ---- backend hook (ULFM): MPI itself fails requests whose peer died (the heartbeat backend never) ----
+// True when MPI completed *req with a failure-class error: the request is over (op.stage not_posted, so
+// the dead-peer policy decides as under the heartbeat detector). A receive from MPI_ANY_SOURCE that
+// MPI only suspended (..._PENDING, *req still active) resumes once the failure is acknowledged on its
+// communicator: *rc becomes MPI_SUCCESS and false is returned.
+bool mpi_reported_dead(int *rc, MPI_Request *req, Op &op) {
+  if (repair::error_kind(*rc) != repair::ErrorKind::proc_failed) return false;
+  if (*req != MPI_REQUEST_NULL) {
+    repair::ack_failed(op.comm);
+    *rc = MPI_SUCCESS;
+    return false;
+  }
+  op.stage = Stage::not_posted;
+  return true;
+}
+
+// mpi_reported_dead over a PMPI_Testall that returned MPI_ERR_IN_STATUS: requests that MPI failed for a
+// dead peer go to the policy (stage not_posted); those it completed keep their status in *st. True when
+// some request went to the policy.
+bool mpi_reported_dead_all(const std::vector<int> &live, std::vector<MPI_Request> &lr, std::vector<MPI_Status> &ls, Op *ops,
+                           std::vector<MPI_Status> *st) {
+  bool any = false;
+  for (std::size_t k = 0; k < live.size(); ++k) {
+    int e = ls[k].MPI_ERROR;
+    if (e == MPI_ERR_PENDING) continue;
+    if (e == MPI_SUCCESS) {
+      if (lr[k] == MPI_REQUEST_NULL) (*st)[static_cast<std::size_t>(live[k])] = ls[k];
+      continue;
+    }
+    any = mpi_reported_dead(&e, &lr[k], ops[live[k]]) || any;
+  }
+  return any;
+}
+
 Watch watch_for(const std::function<bool()> &broken) {
   Watch w;
   w.broken = broken;
@@ -221,38 +256,61 @@ bool dead(const Op &op) {
   return op.stage != Stage::posted || peer_dead(op.comm, op.peer);
 }
 
-int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req, IsendFn isend) {
-  if (peer_dead(op.comm, op.peer)) {
-    op.stage = Stage::not_posted;
-    int rc = PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, req);
-    if (rc == MPI_SUCCESS) rc = PMPI_Grequest_complete(*req);
+namespace {
+
+// A request that is never posted because its peer is dead: an already complete generalized request, so
+// that the program holds a valid handle; stage not_posted, so that the policy decides at completion.
+int not_posted(Op &op, MPI_Request *req) {
+  op.stage = Stage::not_posted;
+  int rc = PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, req);
+  if (rc == MPI_SUCCESS) rc = PMPI_Grequest_complete(*req);
+  return rc;
+}
+
+// ULFM backend: MPI refuses to post an operation with a peer it knows dead (a failure-class code): then
+// the request is not posted, as when cohort knows the peer dead. Heartbeat backend: rc unchanged.
+int refused_for_dead_peer(int rc, Op &op, MPI_Request *req) {
+  if (rc == MPI_SUCCESS || op.peer == MPI_ANY_SOURCE || repair::error_kind(rc) != repair::ErrorKind::proc_failed)
     return rc;
-  }
+  return not_posted(op, req);
+}
+
+}  // namespace
+
+int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req, IsendFn isend) {
+  if (peer_dead(op.comm, op.peer)) return not_posted(op, req);
   int rc = isend(buf, count, type, op.peer, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("send.posted");
-  return rc;
+  return refused_for_dead_peer(rc, op, req);
 }
 
 int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req) {
   int rc = PMPI_Irecv(buf, count, type, op.peer, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("recv.posted");
-  return rc;
+  return refused_for_dead_peer(rc, op, req);
 }
 
 int complete(MPI_Request *req, Op &op, MPI_Status *status) {
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+  // ULFM: a posted request that is already MPI_REQUEST_NULL was failed by MPI for its dead peer (spin).
+  if (op.stage == Stage::posted && *req == MPI_REQUEST_NULL) op.stage = Stage::not_posted;
   if (op.stage == Stage::posted) {
     int done = 0;
     int rc = MPI_SUCCESS;
     auto test = [&] {
       rc = PMPI_Test(req, &done, st);
+      if (rc != MPI_SUCCESS && mpi_reported_dead(&rc, req, op)) return true;
       return done || rc != MPI_SUCCESS;
     };
     // NOTE: a short spin without the watch first (most small-message completions come within it); it
     // stops as soon as the detector learns of any failure, and the watch below then judges the peer.
     if (spin(req, st, &rc)) return rc;
-    if (wait_until(std::ref(test), watch_for([&op] { return dead(op); })) == WaitResult::completed) return rc;
+    if (*req == MPI_REQUEST_NULL && rc != MPI_SUCCESS) op.stage = Stage::not_posted;
+    if (op.stage == Stage::posted &&
+        wait_until(std::ref(test), watch_for([&op] { return dead(op); })) == WaitResult::completed &&
+        op.stage == Stage::posted)
+      return rc;
   }
   return raise_if_failed(op, finish_dead(req, op, st));
 }
@@ -290,9 +348,11 @@ int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
     ls.resize(m);
     for (std::size_t k = 0; k < m; ++k) lr[k] = reqs[live[k]];
     int done = 0;
+    bool reported = false;
     auto test = [&] {
       rc = PMPI_Testall(static_cast<int>(m), lr.data(), &done, ls.data());
-      return done || rc != MPI_SUCCESS;
+      if (rc == MPI_ERR_IN_STATUS) reported = mpi_reported_dead_all(live, lr, ls, ops, &st);
+      return reported || done || rc != MPI_SUCCESS;
     };
     auto broken = [&] {
       for (int i : live) {
@@ -302,6 +362,12 @@ int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
     };
     WaitResult r = test() ? WaitResult::completed : wait_until(std::ref(test), watch_for(std::ref(broken)));
     for (std::size_t k = 0; k < m; ++k) reqs[live[k]] = lr[k];
+    if (reported) {  // ULFM: MPI failed some of them for a dead peer: the policy decides; drop the completed
+      live.erase(std::remove_if(live.begin(), live.end(),
+                                [&](int i) { return reqs[i] == MPI_REQUEST_NULL && ops[i].stage == Stage::posted; }),
+                 live.end());
+      continue;
+    }
     if (r == WaitResult::completed) {
       for (std::size_t k = 0; k < m; ++k) st[static_cast<std::size_t>(live[k])] = ls[k];
       break;
@@ -322,10 +388,12 @@ int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *stat
   int rc = MPI_SUCCESS, done = 0, idx = MPI_UNDEFINED;
   auto test = [&] {
     rc = PMPI_Testany(n, reqs, &idx, &done, st);
+    if (rc != MPI_SUCCESS && idx >= 0 && idx < n && mpi_reported_dead(&rc, &reqs[idx], ops[idx])) return true;
     return done || rc != MPI_SUCCESS;
   };
   int i = first_dead();
-  if (i < 0 && (test() || wait_until(std::ref(test), watch_for([&first_dead] { return first_dead() >= 0; })) == WaitResult::completed)) {
+  if (i < 0 && (test() || wait_until(std::ref(test), watch_for([&first_dead] { return first_dead() >= 0; })) == WaitResult::completed) &&
+      (idx < 0 || idx >= n || ops[idx].stage == Stage::posted)) {
     *index = idx;
     return rc;
   }
@@ -339,7 +407,8 @@ int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status) {
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   if (op.stage == Stage::posted) {
     int rc = PMPI_Test(req, flag, st);
-    if (*flag || rc != MPI_SUCCESS || !dead(op)) return rc;
+    if (rc != MPI_SUCCESS && !mpi_reported_dead(&rc, req, op) && rc == MPI_SUCCESS) *flag = 0;  // resumed
+    if (op.stage == Stage::posted && (*flag || rc != MPI_SUCCESS || !dead(op))) return rc;
   }
   *flag = 1;
   return raise_if_failed(op, finish_dead(req, op, st));
@@ -385,6 +454,17 @@ int test_all(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_Status *statuses)
 }
 
 int apply_policy(const Op &op, MPI_Status *status) { return raise_if_failed(op, outcome(op, status)); }
+
+bool mpi_reported_dead_probe(int *rc, Op &op) {
+  if (*rc == MPI_SUCCESS) return false;
+  MPI_Request none = MPI_REQUEST_NULL;
+  if (repair::error_kind(*rc) == repair::ErrorKind::proc_failed && op.peer == MPI_ANY_SOURCE) {
+    repair::ack_failed(op.comm);  // ..._PENDING: resume
+    *rc = MPI_SUCCESS;
+    return false;
+  }
+  return mpi_reported_dead(rc, &none, op);
+}
 
 void track(MPI_Request req, const Op &op) {
   if (g_table.put(req, op)) COHORT_LOG_DEBUG("%s: replaced a stale request record", op.call);

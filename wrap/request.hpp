@@ -26,6 +26,7 @@
 #include <optional>
 
 #include "detector/runtime.hpp"
+#include "repair/repair.hpp"
 
 namespace cohort::wrap::p2p {
 
@@ -75,13 +76,14 @@ constexpr int kInlineSpins = 64;
 /// The first part of a blocking completion while no failure is known: up to kInlineSpins PMPI_Test calls
 /// on *req (stopping at once if the detector learns of a failure). True when MPI completed *req or failed
 /// the test (*rc holds MPI's code); false when *req is still active and the caller must go on with
-/// complete(). Builds no record: the blocking wrappers' fast path (inlined).
+/// complete() (also when MPI failed it for a dead peer, under ULFM). Builds no record: the blocking wrappers' fast path (inlined).
 inline bool spin(MPI_Request *req, MPI_Status *status, int *rc) {
   const std::uint64_t epoch = detector::failure_epoch();
   for (int i = 0; i < kInlineSpins; ++i) {
     int done = 0;
     *rc = PMPI_Test(req, &done, status);
-    if (done || *rc != MPI_SUCCESS) return true;
+    // NOTE: under ULFM MPI itself fails a request whose peer died: then complete() decides (policy).
+    if (done || *rc != MPI_SUCCESS) return *rc == MPI_SUCCESS || repair::error_kind(*rc) == repair::ErrorKind::none;
     if (detector::failure_epoch() != epoch) return false;
   }
   return false;
@@ -96,6 +98,10 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status);
 int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses);
 /// MPI_Waitany semantics: completes one request (a live one that completed, or a dead one, per policy).
 int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *status);
+/// ULFM backend: *rc, from a PMPI_Iprobe described by op, says MPI knows the peer dead (true: op.stage is
+/// then not_posted and apply_policy decides). From MPI_ANY_SOURCE (..._PENDING) the failure is
+/// acknowledged on op.comm and *rc becomes MPI_SUCCESS (false). Heartbeat backend: always false.
+bool mpi_reported_dead_probe(int *rc, Op &op);
 /// MPI_Test semantics: a request whose peer is dead completes (per policy) with *flag = 1.
 int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status);
 /// MPI_Testall semantics: *flag = 1 once every live request completed; requests with a dead peer are then

@@ -143,7 +143,9 @@ void dead_peer() {
     CHECK(buf[0] == -5, "skipped receive touched the buffer");
     wait_dead(1);
     expect_dead("Isend 4 MiB posted before the death + Wait", ss, MPI_Wait(&early, &st), &st, 1, 4);
+#if !defined(COHORT_USE_ULFM)  // NOTE: under ULFM, MPI itself completes it with an error: nothing to abandon
     CHECK(cohort::wrap::p2p::abandoned_requests() >= 1, "the 4 MiB send to a dead rank was not abandoned");
+#endif
     expect_dead("Send small", ss, MPI_Send(buf.data(), 8, MPI_INT, 1, 6, MPI_COMM_WORLD), nullptr, 1, 6);
     expect_dead("Send 4 MiB", ss, MPI_Send(big.data(), 1 << 20, MPI_INT, 1, 6, MPI_COMM_WORLD), nullptr, 1, 6);
     CHECK(MPI_Irecv(buf.data(), 8, MPI_INT, 1, 7, MPI_COMM_WORLD, &r) == MPI_SUCCESS, "Irecv");

@@ -418,7 +418,7 @@ void start(bool thread_multiple) {
     g.running.store(true);
     g.thread = std::thread([] { g.loop_ulfm(); });
     COHORT_LOG_DEBUG("detector: ULFM build: failures come from MPI (MPIX_Comm_get_failed), no heartbeat ring");
-    inject::arm(g.rank);
+    inject::arm(g.rank, g.size);
     return;
 #endif
     Config c;

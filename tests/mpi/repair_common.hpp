@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "check.h"
+#include "detector/run_status.hpp"
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
 
@@ -105,9 +106,14 @@ inline void wait_detected(const std::vector<int> &dead) {
 }
 
 /// Victims die here by SIGKILL, after a barrier that every rank reaches.
+// NOTE: the kill is recorded as an injection (cohort-run excuses only kills that cohort's injection made
+// or that a survivor recorded, and a test may end before any survivor's detector learns of it).
 inline void kill_victims(const std::vector<int> &dead) {
   PMPI_Barrier(MPI_COMM_WORLD);
-  if (has(dead, world_rank())) raise(SIGKILL);
+  if (has(dead, world_rank())) {
+    cohort::run_status::put("injected", world_rank(), "KILL");
+    raise(SIGKILL);
+  }
 }
 
 }  // namespace repair_test

@@ -29,7 +29,8 @@ const std::vector<std::string> &known_variables() {
       "COHORT_ON_DEAD_ROOT", "COHORT_ON_DEAD_PEER", "COHORT_ON_DEAD_PEER_SEND", "COHORT_ON_DEAD_PEER_RECV",
       "COHORT_SEND_RETRIES",
       // set by cohort-run for the ranks, and by the scripts and tests for themselves
-      "COHORT_RUN_ID", "COHORT_RUN_STATUS_DIR", "COHORT_RUN", "COHORT_DEMO_MPI", "COHORT_PRELOAD_LIB"};
+      "COHORT_RUN_ID", "COHORT_RUN_STATUS_DIR", "COHORT_RUN", "COHORT_DEMO_MPI", "COHORT_PRELOAD_LIB",
+      "COHORT_IN_OPENMPI5", "COHORT_OPENMPI5_ROOT", "COHORT_DEBIAN_MIRROR"};
   return names;
 }
 

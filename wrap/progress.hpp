@@ -38,7 +38,7 @@ WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Wa
 /// the error handler of the program's communicator `alias`, once; returns rc.
 /// NOTE: Open MPI 4.1 raises the error of a failed nonblocking collective on MPI_COMM_WORLD's handler
 /// inside MPI_Test itself (its libnbc requests name no communicator): for the alias MPI_COMM_WORLD the
-/// handler has run already, and for another alias Open MPI has also called world's.
+/// handler has run already, and for another alias Open MPI has also called world's. Open MPI 5 does not.
 int raise_test_error(MPI_Comm alias, int rc);
 
 /// The same loop for a completion that is not one request, or that needs MPI's return code: polls

@@ -107,7 +107,8 @@ inline void wait_detected(const std::vector<int> &dead) {
 
 /// Victims die here by SIGKILL, after a barrier that every rank reaches.
 // NOTE: the kill is recorded as an injection (cohort-run excuses only kills that cohort's injection made
-// or that a survivor recorded, and a test may end before any survivor's detector learns of it).
+// or that a survivor recorded, and a test may end before any survivor's detector learns of it). Every
+// test of these programs runs under CTest's TIMEOUT and cohort-run's --timeout (tests/mpi/CMakeLists.txt).
 inline void kill_victims(const std::vector<int> &dead) {
   PMPI_Barrier(MPI_COMM_WORLD);
   if (has(dead, world_rank())) {

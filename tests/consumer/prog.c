@@ -1,6 +1,7 @@
 /* An out-of-tree program that knows nothing of cohort but its optional header: built against an installed
  * prefix with pkg-config (or find_package), it must have its MPI_Barrier go through cohort. Built without
- * cohort at all and run with the installed `cohort-run --preload` (by consumer.sh, under --timeout 60), it finds cohort's API at run time. */
+ * cohort at all and run with the installed `cohort-run --preload` (by consumer.sh, under --timeout 60), it
+ * finds cohort's API at run time. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>

@@ -1,6 +1,7 @@
 # Reads wrap/calls.def, the one list of calls, and derives from it:
 #   COHORT_WRAPPED_CALLS       list of MPI_* names cohort wraps (COHORT_CALL rows)
-#   COHORT_WRAP_LINK_OPTIONS   LINKER:--wrap=... options for the cohort::cohort target
+#   COHORT_WRAP_LINK_OPTIONS   LINKER:--wrap=... options for the cohort::cohort target (also of the
+#                              MPIX_* calls of COHORT_MPIX rows, listed in COHORT_MPIX_CALLS, unless ulfm)
 #   COHORT_PC_WRAP_FLAGS       the same as -Wl,--wrap=... words for the pkg-config Libs: line
 #   COHORT_DRIVER_CALLS        lower-case names without MPI_ ("gatherv") of the blocking collectives the
 #                              driver runs: what the fault matrix (tests/mpi/wrap_tests.cmake) iterates over
@@ -11,16 +12,24 @@
 # update (-DUPDATE=ON) the README's support and policy tables between their markers.
 
 # Parses every row into parallel lists (COHORT_CALL rows first, in file order, then COHORT_PASSTHROUGH rows):
-# <prefix>_names, _status (wrapped | passes through), _classes, _notes, _roots, _dead, _outputs, _completion,
+# <prefix>_names, _status (wrapped | defined (COHORT_MPIX rows, after the COHORT_CALL ones) | passes through), _classes, _notes, _roots, _dead, _outputs, _completion,
 # _entry (the last five are "-" for pass-through rows).
 function(cohort_read_calls def prefix)
-  file(STRINGS "${def}" _lines REGEX "^COHORT_(CALL|PASSTHROUGH)\\(")
+  file(STRINGS "${def}" _lines REGEX "^COHORT_(CALL|PASSTHROUGH|MPIX)\\(")
   foreach(_v names status classes notes roots dead outputs completion entry)
     set(_${_v})
   endforeach()
   set(_pt_names)
   set(_pt_notes)
+  set(_mpix_names)
+  set(_mpix_notes)
   foreach(_l IN LISTS _lines)
+    if(_l MATCHES "^COHORT_MPIX\\(([A-Za-z0-9_]+), *\\([^()]*\\), *\\([^()]*\\), *\"([^\"]*)\"\\)$")
+      list(APPEND _mpix_names "${CMAKE_MATCH_1}")
+      string(REPLACE ";" "," _n "${CMAKE_MATCH_2}")
+      list(APPEND _mpix_notes "${_n}")
+      continue()
+    endif()
     if(_l MATCHES "^COHORT_PASSTHROUGH\\(([A-Za-z0-9_]+), *\"([^\"]*)\"\\)$")
       list(APPEND _pt_names "${CMAKE_MATCH_1}")
       string(REPLACE ";" "," _n "${CMAKE_MATCH_2}")
@@ -40,6 +49,14 @@ function(cohort_read_calls def prefix)
     list(APPEND _outputs "${CMAKE_MATCH_6}")
     list(APPEND _completion "${CMAKE_MATCH_7}")
     list(APPEND _entry "${CMAKE_MATCH_8}")
+  endforeach()
+  foreach(_n _d IN ZIP_LISTS _mpix_names _mpix_notes)
+    list(APPEND _names "${_n}")
+    list(APPEND _status "defined")
+    list(APPEND _notes "${_d}")
+    foreach(_v classes roots dead outputs completion entry)
+      list(APPEND _${_v} "-")
+    endforeach()
   endforeach()
   foreach(_n _d IN ZIP_LISTS _pt_names _pt_notes)
     list(APPEND _names "${_n}")
@@ -158,6 +175,15 @@ foreach(_n _s _r _d _c _e IN ZIP_LISTS _calls_names _calls_status _calls_roots _
       string(APPEND COHORT_ROOTED_NAMES_REGEX "|")
     endif()
     string(APPEND COHORT_ROOTED_NAMES_REGEX "${_short}")
+  endif()
+endforeach()
+# ULFM's API (COHORT_MPIX rows): wrapped too, except in the ulfm build, where the MPI's own are used.
+set(COHORT_MPIX_CALLS)
+foreach(_n _s IN ZIP_LISTS _calls_names _calls_status)
+  if(_s STREQUAL "defined" AND NOT COHORT_DETECTOR STREQUAL "ulfm")
+    list(APPEND COHORT_MPIX_CALLS "${_n}")
+    list(APPEND COHORT_WRAP_LINK_OPTIONS "LINKER:--wrap=${_n}")
+    string(APPEND COHORT_PC_WRAP_FLAGS " -Wl,--wrap=${_n}")
   endif()
 endforeach()
 string(STRIP "${COHORT_PC_WRAP_FLAGS}" COHORT_PC_WRAP_FLAGS)

@@ -18,6 +18,10 @@ extern "C" {
   int __real_##name params;
 #include "wrap/calls.def"
 #undef COHORT_CALL
+// ULFM's API (COHORT_MPIX rows; wrap/ulfm_api.cpp defines them, except in the ulfm build).
+#define COHORT_MPIX(name, params, args, note) int __wrap_##name params;
+#include "wrap/calls.def"
+#undef COHORT_MPIX
 }
 
 namespace cohort::wrap {

@@ -14,6 +14,7 @@
 #include "wrap/calls.h"
 #include "repair/repair.hpp"
 #include "wrap/driver.hpp"
+#include "wrap/ulfm_api.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -51,6 +52,7 @@ void adopt(const Alias &parent, const Substitute *made_on, MPI_Comm comm) {
     PMPI_Errhandler_free(&eh);
   }
   register_alias(comm);
+  ulfm::inherit(parent.handle(), comm);
 }
 
 // MPI_Comm_create_group has no nonblocking variant: a helper thread runs the blocking call and completes

@@ -15,6 +15,7 @@
 #include "wrap/errors.hpp"
 #include "wrap/outcome.hpp"
 #include "wrap/progress.hpp"
+#include "wrap/ulfm_api.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -190,8 +191,41 @@ int dead_root(const Alias &alias, const CallDesc &call, int world_rank) {
 
 }  // namespace
 
+// ULFM mode (wrap/ulfm_api.hpp): one attempt on the current substitute, no confirmation, no repair. A
+// member known dead (before the post or while waiting) gives MPIX_ERR_PROC_FAILED, a revoke
+// MPIX_ERR_REVOKED; the request is then abandoned with its substitute, which the program replaces by
+// MPIX_Comm_shrink.
+int run_ulfm(Alias &alias, const CallDesc &call, PostFn post) {
+  alias.next_call();
+  const MPI_Comm h = alias.handle();
+  const Substitute &sub = alias.current();
+  if (repair::is_revoked(h)) return ulfm::raise(h, ulfm::Failure::revoked, call.name);
+  int sub_root = -1;
+  if (call.root >= 0) sub_root = call.root >= sub.map.alias_size() ? call.root : sub.map.to_sub(call.root);
+  if (sub_root == -1 && call.root >= 0) return ulfm::raise(h, ulfm::Failure::proc_failed, call.name);
+  if (sub.any_member_failed()) return ulfm::raise(h, ulfm::Failure::proc_failed, call.name);
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = post(sub, sub_root, &req);
+  if (rc != MPI_SUCCESS) return alias.return_error(rc, sub);
+  if (call.posted_hook != nullptr) inject::point(call.posted_hook);
+  Watch watch;
+  watch.broken = [&sub] { return sub.any_member_failed(); };
+  watch.revocable = h;
+  switch (wait(&req, MPI_STATUS_IGNORE, watch, &rc)) {
+    case WaitResult::completed: return MPI_SUCCESS;
+    case WaitResult::failed: return raise_test_error(h, rc);
+    case WaitResult::broken: break;
+    case WaitResult::revoked:
+      sub.abandoned.store(true);
+      return ulfm::raise(h, ulfm::Failure::revoked, call.name);
+  }
+  sub.abandoned.store(true);
+  return ulfm::raise(h, ulfm::Failure::proc_failed, call.name);
+}
+
 // The MPI adapter of CollectiveOp (wrap/collective_op.hpp), driven to the end: the blocking form.
 int run(Alias &alias, const CallDesc &call, PostFn post) {
+  if (ulfm::active(alias.handle())) return run_ulfm(alias, call, post);
   CollectiveOp op(alias.next_call(), call.shape == Shape::communicator);
   const Substitute *sub = nullptr;
   int sub_root = -1, agreed_code = 0;

@@ -14,6 +14,19 @@
 namespace cohort::wrap {
 namespace {
 std::atomic<int> g_class{-1}, g_code{-1};
+std::atomic<int> g_pending_class{-1}, g_pending_code{-1}, g_revoked_class{-1}, g_revoked_code{-1};
+
+#ifndef MPIX_ERR_PROC_FAILED
+// A class added with MPI_Add_error_class, its string, and one code of it (see err_proc_failed_code).
+void add_class(const char *text, std::atomic<int> *cls_out, std::atomic<int> *code_out) {
+  int cls = -1, code = -1;
+  if (PMPI_Add_error_class(&cls) != MPI_SUCCESS) return;
+  PMPI_Add_error_string(cls, const_cast<char *>(text));
+  if (PMPI_Add_error_code(cls, &code) == MPI_SUCCESS) PMPI_Add_error_string(code, const_cast<char *>(text));
+  cls_out->store(cls);
+  code_out->store(code);
+}
+#endif
 thread_local bool t_raising = false;  // cohort itself calls the handler (call_errhandler)
 
 #if defined(COHORT_USE_ULFM)
@@ -47,24 +60,31 @@ void call_errhandler(MPI_Comm comm, int code) {
 
 int err_proc_failed() { return g_class.load(); }
 int err_proc_failed_code() { return g_code.load(); }
+int err_proc_failed_pending() { return g_pending_class.load(); }
+int err_proc_failed_pending_code() { return g_pending_code.load(); }
+int err_revoked() { return g_revoked_class.load(); }
+int err_revoked_code() { return g_revoked_code.load(); }
+
+bool is_failure_code(int rc) {
+  return rc != MPI_SUCCESS && (rc == g_code.load() || rc == g_pending_code.load() || rc == g_revoked_code.load());
+}
 
 void init_error_classes() {
 #ifdef MPIX_ERR_PROC_FAILED
   g_class.store(MPIX_ERR_PROC_FAILED);
   g_code.store(MPIX_ERR_PROC_FAILED);
+  g_pending_class.store(MPIX_ERR_PROC_FAILED_PENDING);
+  g_pending_code.store(MPIX_ERR_PROC_FAILED_PENDING);
+  g_revoked_class.store(MPIX_ERR_REVOKED);
+  g_revoked_code.store(MPIX_ERR_REVOKED);
 #if defined(COHORT_USE_ULFM)
   tolerate_failures(MPI_COMM_WORLD);
 #endif
 #else
-  int cls = -1, code = -1;
-  if (PMPI_Add_error_class(&cls) == MPI_SUCCESS) {
-    PMPI_Add_error_string(cls, const_cast<char *>("cohort: a rank needed by this call has failed"));
-    if (PMPI_Add_error_code(cls, &code) == MPI_SUCCESS) {
-      PMPI_Add_error_string(code, const_cast<char *>("cohort: a rank needed by this call has failed"));
-    }
-    g_class.store(cls);
-    g_code.store(code);
-  }
+  add_class("cohort: a rank needed by this call has failed", &g_class, &g_code);
+  add_class("cohort: a rank that could send to this MPI_ANY_SOURCE receive has failed (acknowledge it)",
+            &g_pending_class, &g_pending_code);
+  add_class("cohort: the communicator has been revoked", &g_revoked_class, &g_revoked_code);
 #endif
 }
 

@@ -16,6 +16,18 @@ int err_proc_failed();
 /// MPI_Add_error_class to MPI_ERR_UNKNOWN, while it maps a code of that class to the class.
 int err_proc_failed_code();
 
+/// The other two failure classes of ULFM (the ULFM API, wrap/ulfm_api.hpp): MPIX_ERR_PROC_FAILED_PENDING
+/// (an MPI_ANY_SOURCE receive interrupted by an unacknowledged failure) and MPIX_ERR_REVOKED (an operation
+/// on a revoked communicator). As err_proc_failed(): mpi.h's where it defines them (MPICH), otherwise
+/// classes added at MPI_Init, each with one code (the *_code() functions, what calls return). -1 before.
+int err_proc_failed_pending();
+int err_proc_failed_pending_code();
+int err_revoked();
+int err_revoked_code();
+
+/// rc is one of the three failure codes above (what cohort itself returns for a failure).
+bool is_failure_code(int rc);
+
 /// Called once from the MPI_Init wrappers, after PMPI_Init_thread. ULFM build: also gives
 /// MPI_COMM_WORLD, if its error handler is MPI_ERRORS_ARE_FATAL, cohort's handler that is fatal for every
 /// error except the failure classes (MPIX_ERR_PROC_FAILED[_PENDING], MPIX_ERR_REVOKED), which MPI raises

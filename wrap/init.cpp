@@ -21,6 +21,7 @@
 #include "wrap/errors.hpp"
 #include "wrap/policy.hpp"
 #include "wrap/request.hpp"
+#include "wrap/ulfm_api.hpp"
 #include "wrap/watchdog.hpp"
 
 namespace cohort::wrap {
@@ -44,6 +45,7 @@ void check_settings(int rank) {
   }
   check_policy_variables(per_call);
   p2p::send_retries();
+  ulfm::read_setting();
   if (rank != 0) return;
   std::vector<std::string> names;
   for (char **e = environ; *e != nullptr; ++e) {

@@ -17,6 +17,7 @@
 #include "wrap/errors.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/request.hpp"
+#include "wrap/ulfm_api.hpp"
 
 using cohort::wrap::CallId;
 using cohort::wrap::count_call;
@@ -57,7 +58,7 @@ int blocking_send(const char *call, p2p::IsendFn isend, int first, const void *b
     MPI_Request req;
     int rc = p2p::post_send(buf, count, type, op, &req, isend);
     if (rc == MPI_SUCCESS) rc = p2p::complete(&req, op, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS || rc == cohort::wrap::err_proc_failed_code() || attempt >= p2p::send_retries()) return rc;
+    if (rc == MPI_SUCCESS || cohort::wrap::is_failure_code(rc) || attempt >= p2p::send_retries()) return rc;
     COHORT_LOG_INFO("%s: MPI returned error %d; retrying (%d of %d)", call, rc, attempt + 1, p2p::send_retries());
   }
 }
@@ -134,7 +135,7 @@ extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, in
   count_call(CallId::MPI_Send);
   if (dest == MPI_PROC_NULL) return PMPI_Send(buf, count, type, dest, tag, comm);
   int first = 0;
-  if (cohort::detector::failure_epoch() == 0) {
+  if (cohort::detector::failure_epoch() == 0 && !cohort::wrap::ulfm::revoked(comm)) {
     // NOTE: the fast path while no rank is known dead (no peer can be): post, spin, and only build the
     // record and the watch if the send does not complete at once. An MPI error falls into the loop below.
     // It duplicates the start of post_send + complete on purpose: without these fast paths (here, in
@@ -148,7 +149,7 @@ extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, in
         rc = p2p::complete(&req, op, MPI_STATUS_IGNORE);
       }
     }
-    if (rc == MPI_SUCCESS || rc == cohort::wrap::err_proc_failed_code() || p2p::send_retries() == 0) return rc;
+    if (rc == MPI_SUCCESS || cohort::wrap::is_failure_code(rc) || p2p::send_retries() == 0) return rc;
     first = 1;
   }
   return blocking_send("MPI_Send", PMPI_Isend, first, buf, count, type, dest, tag, comm);
@@ -246,7 +247,7 @@ extern "C" int __wrap_MPI_Wait(MPI_Request *req, MPI_Status *status) {
   }
   Op op = rec ? *rec : Op{};
   op.call = "MPI_Wait";
-  rc = p2p::complete(req, op, status);
+  rc = p2p::complete(req, op, status, true);
   if (*req != MPI_REQUEST_NULL && rec) p2p::track(*req, op);
   return rc;
 }

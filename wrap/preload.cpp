@@ -44,6 +44,15 @@ extern "C" {
 #include "wrap/calls.def"
 #undef COHORT_CALL
 
+#if !defined(COHORT_USE_ULFM)
+// MPIX_X of ULFM's API: cohort's own (MPICH's exported stubs abort; Open MPI 4.1 has none). The MPI library
+// never calls them, so no depth check.
+#define COHORT_MPIX(name, params, args, note) \
+  COHORT_EXPORT int name params { return __wrap_##name args; }
+#include "wrap/calls.def"
+#undef COHORT_MPIX
+#endif
+
 // __real_MPI_X: in the static build `--wrap` makes it MPI_X, the library's own; here it is PMPI_X, so a
 // wrapper written with either name reaches the MPI library in both builds. Not exported.
 #define COHORT_CALL(name, cls, params, args, ...) \

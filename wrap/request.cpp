@@ -18,6 +18,7 @@
 #include "wrap/errors.hpp"
 #include "wrap/p2p_peers.hpp"
 #include "wrap/policy.hpp"
+#include "wrap/ulfm_api.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/request_table.hpp"
 
@@ -83,7 +84,8 @@ void describe(const Op &op, char *out, std::size_t n) {
 // (error), *st filled; abort does not return. The error handler is left to the caller (once per call).
 int outcome(const Op &op, MPI_Status *st) {
   bool send = op.dir == Dir::send;
-  Policy p = dead_peer_policy(send, send ? Policy::skip : Policy::abort);
+  // ULFM mode (wrap/ulfm_api.hpp): a dead peer is always an error, MPIX_ERR_PROC_FAILED.
+  Policy p = ulfm::active(op.comm) ? Policy::error : dead_peer_policy(send, send ? Policy::skip : Policy::abort);
   char what[160];
   describe(op, what, sizeof what);
   switch (p) {
@@ -237,6 +239,37 @@ Watch watch_for(const std::function<bool()> &broken) {
   return w;
 }
 
+// ---- ULFM mode (wrap/ulfm_api.hpp) ----
+// What interrupts op now: its communicator was revoked, or (a receive from MPI_ANY_SOURCE) a member died
+// and this rank has not acknowledged it. None outside ULFM mode.
+std::optional<ulfm::Failure> interruption(const Op &op) {
+  if (op.dir == Dir::none || !ulfm::active(op.comm)) return std::nullopt;
+  if (repair::is_revoked(op.comm)) return ulfm::Failure::revoked;
+  if (op.dir == Dir::recv && op.peer == MPI_ANY_SOURCE && ulfm::unacknowledged_failure(op.comm))
+    return ulfm::Failure::pending;
+  return std::nullopt;
+}
+
+// Ends the wait on op for interruption f. pending and keep_pending (a nonblocking receive): *req stays active
+// (ULFM: it matches again once the failure is acknowledged). Otherwise the request is withdrawn as for a
+// dead peer (a message that had arrived is delivered, with MPI's code), and a blocking receive's pending
+// becomes MPIX_ERR_PROC_FAILED (as ULFM specifies). Calls op.comm's error handler; returns the code.
+int interrupt(MPI_Request *req, Op &op, MPI_Status *st, ulfm::Failure f, bool keep_pending) {
+  if (f == ulfm::Failure::pending && !keep_pending) f = ulfm::Failure::proc_failed;
+  if (f != ulfm::Failure::pending && *req != MPI_REQUEST_NULL) {
+    Fate fate = settle(*req, op, st);
+    if (fate == Fate::stuck) {
+      abandon(req);
+    } else {
+      int done = 0;
+      int rc = PMPI_Test(req, &done, st);
+      if (fate == Fate::delivered) return rc;
+    }
+  }
+  fill(st, op.peer, op.tag, ulfm::code(f));
+  return ulfm::raise(op.comm, f, op.call);
+}
+
 }  // namespace
 
 int send_retries() {
@@ -278,6 +311,7 @@ int refused_for_dead_peer(int rc, Op &op, MPI_Request *req) {
 }  // namespace
 
 int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req, IsendFn isend) {
+  if (ulfm::revoked(op.comm)) return ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
   if (peer_dead(op.comm, op.peer)) return not_posted(op, req);
   int rc = isend(buf, count, type, op.peer, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("send.posted");
@@ -285,16 +319,18 @@ int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request
 }
 
 int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req) {
+  if (ulfm::revoked(op.comm)) return ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
   int rc = PMPI_Irecv(buf, count, type, op.peer, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("recv.posted");
   return refused_for_dead_peer(rc, op, req);
 }
 
-int complete(MPI_Request *req, Op &op, MPI_Status *status) {
+int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   // ULFM: a posted request that is already MPI_REQUEST_NULL was failed by MPI for its dead peer (spin).
   if (op.stage == Stage::posted && *req == MPI_REQUEST_NULL) op.stage = Stage::not_posted;
+  if (auto f = interruption(op)) return interrupt(req, op, st, *f, keep_pending);
   if (op.stage == Stage::posted) {
     int done = 0;
     int rc = MPI_SUCCESS;
@@ -307,10 +343,14 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status) {
     // stops as soon as the detector learns of any failure, and the watch below then judges the peer.
     if (spin(req, st, &rc)) return rc;
     if (*req == MPI_REQUEST_NULL && rc != MPI_SUCCESS) op.stage = Stage::not_posted;
-    if (op.stage == Stage::posted &&
-        wait_until(std::ref(test), watch_for([&op] { return dead(op); })) == WaitResult::completed &&
+    Watch watch = watch_for([&op] { return dead(op) || interruption(op).has_value(); });
+    if (ulfm::active(op.comm)) watch.revocable = op.comm;
+    if (op.stage == Stage::posted && wait_until(std::ref(test), watch) == WaitResult::completed &&
         op.stage == Stage::posted)
       return rc;
+    if (op.stage == Stage::posted && *req != MPI_REQUEST_NULL) {
+      if (auto f = interruption(op)) return interrupt(req, op, st, *f, keep_pending);
+    }
   }
   return raise_if_failed(op, finish_dead(req, op, st));
 }

@@ -91,7 +91,11 @@ inline bool spin(MPI_Request *req, MPI_Status *status, int *rc) {
 
 /// Blocking completion (MPI_Wait semantics) of the active request *req described by op. Returns MPI's
 /// code, or the policy's outcome (see above); *req is MPI_REQUEST_NULL on return unless MPI failed.
-int complete(MPI_Request *req, Op &op, MPI_Status *status);
+/// ULFM mode (wrap/ulfm_api.hpp): MPIX_ERR_REVOKED when op.comm is revoked (before or while waiting; the
+/// request withdrawn); a receive from MPI_ANY_SOURCE with an unacknowledged failure returns
+/// MPIX_ERR_PROC_FAILED_PENDING and stays active if keep_pending (MPI_Wait), else is withdrawn and returns
+/// MPIX_ERR_PROC_FAILED (MPI_Recv).
+int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending = false);
 /// MPI_Waitall semantics over reqs[0..n) described by ops[0..n) (statuses may be MPI_STATUSES_IGNORE).
 /// Returns MPI_SUCCESS, or MPI_ERR_IN_STATUS when a request failed (policy error: its MPI_ERROR holds the
 /// proc-failed code, the others MPI_SUCCESS; the error handler is called once).

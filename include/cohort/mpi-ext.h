@@ -1,0 +1,69 @@
+/* cohort: ULFM's API (the MPIX_* of the ULFM specification, as in Open MPI 5's <mpi-ext.h>) on MPIs that
+ * lack it (MPICH 4.0.2's ch4 device, whose MPIX_Comm_* abort; Open MPI 4.1, which has none).
+ *
+ * Include it after <mpi.h>, in place of <mpi-ext.h>, and link with cohort:
+ *
+ *     #include <mpi.h>
+ *     #include <cohort/mpi-ext.h>
+ *
+ * Including it selects ULFM's error semantics for every communicator whose error handler is not
+ * MPI_ERRORS_ARE_FATAL (a constructor runs at load time; COHORT_ULFM_API=off overrides it): operations
+ * that need a dead rank return MPIX_ERR_PROC_FAILED instead of completing over the survivors (README,
+ * "ULFM's API without ULFM"). Where the MPI has ULFM itself (Open MPI 5 built --with-ft=ulfm) this header
+ * is the MPI's <mpi-ext.h> and nothing else.
+ *
+ * MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING, MPIX_ERR_REVOKED: error classes. MPICH's mpi.h
+ * defines them; elsewhere they are classes that cohort registers at MPI_Init (the same class as
+ * cohort_err_proc_failed()), so they are not constant expressions there (no `case` labels) and are valid
+ * only after MPI_Init. Compare classes: MPI_Error_class(rc, &cls); cls == MPIX_ERR_PROC_FAILED.
+ */
+#ifndef COHORT_MPI_EXT_H
+#define COHORT_MPI_EXT_H
+
+#include <mpi.h>
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>
+#endif
+
+#if !defined(OMPI_HAVE_MPI_EXT_FTMPI) || !OMPI_HAVE_MPI_EXT_FTMPI
+#include <cohort/cohort.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The error classes of MPIX_ERR_PROC_FAILED_PENDING and MPIX_ERR_REVOKED (see cohort_err_proc_failed). */
+int cohort_err_proc_failed_pending(void);
+int cohort_err_revoked(void);
+/** Selects ULFM's error semantics for every communicator (unless COHORT_ULFM_API=off). Thread-safe; may be
+ *  called before MPI_Init. The constructor below calls it. */
+void cohort_ulfm_api_select(void);
+
+#ifndef MPIX_ERR_PROC_FAILED
+#define MPIX_ERR_PROC_FAILED (cohort_err_proc_failed())
+#define MPIX_ERR_PROC_FAILED_PENDING (cohort_err_proc_failed_pending())
+#define MPIX_ERR_REVOKED (cohort_err_revoked())
+#endif
+
+/* The calls (MPICH's mpi.h declares the first five with the same signatures). Ranks are ranks of comm;
+ * groups are subsets of comm's group. All return MPI_SUCCESS or an error code (MPI_ERR_COMM: a
+ * communicator cohort does not know, MPI_ERR_ARG: a NULL output). Thread-safe. */
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+
+/* NOTE: static, so each translation unit that includes this header has its own copy; they all set the
+ * same flag. */
+__attribute__((constructor, used)) static void cohort_ulfm_api_select_at_load_(void) { cohort_ulfm_api_select(); }
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* no native ULFM */
+#endif /* COHORT_MPI_EXT_H */

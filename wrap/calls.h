@@ -20,7 +20,9 @@ extern "C" {
 #undef COHORT_CALL
 // ULFM's API (COHORT_MPIX rows; wrap/ulfm_api.cpp defines them, except in the ulfm build).
 #define COHORT_MPIX(name, params, args, note) int __wrap_##name params;
+#define COHORT_CALL(...)
 #include "wrap/calls.def"
+#undef COHORT_CALL
 #undef COHORT_MPIX
 }
 

@@ -49,7 +49,9 @@ extern "C" {
 // never calls them, so no depth check.
 #define COHORT_MPIX(name, params, args, note) \
   COHORT_EXPORT int name params { return __wrap_##name args; }
+#define COHORT_CALL(...)
 #include "wrap/calls.def"
+#undef COHORT_CALL
 #undef COHORT_MPIX
 #endif
 

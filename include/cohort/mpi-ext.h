@@ -7,7 +7,8 @@
  *     #include <cohort/mpi-ext.h>
  *
  * Including it selects ULFM's error semantics for every communicator whose error handler is not
- * MPI_ERRORS_ARE_FATAL (a constructor runs at load time; COHORT_ULFM_API=off overrides it): operations
+ * MPI_ERRORS_ARE_FATAL (a constructor runs at load time, unless COHORT_ULFM_API_NO_SELECT is defined;
+ * COHORT_ULFM_API=off overrides it): operations
  * that need a dead rank return MPIX_ERR_PROC_FAILED instead of completing over the survivors (README,
  * "ULFM's API without ULFM"). Where the MPI has ULFM itself (Open MPI 5 built --with-ft=ulfm) this header
  * is the MPI's <mpi-ext.h> and nothing else.
@@ -59,8 +60,11 @@ int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 
 /* NOTE: static, so each translation unit that includes this header has its own copy; they all set the
- * same flag. */
+ * same flag. Define COHORT_ULFM_API_NO_SELECT before including this header to leave the choice per
+ * communicator (ULFM mode where the program calls MPIX_*; README, "ULFM's API without ULFM"). */
+#ifndef COHORT_ULFM_API_NO_SELECT
 __attribute__((constructor, used)) static void cohort_ulfm_api_select_at_load_(void) { cohort_ulfm_api_select(); }
+#endif
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,12 @@
  *   ulfm_api anysource V     rank V dies; rank 0's MPI_ANY_SOURCE MPI_Irecv + MPI_Wait returns
  *                            MPIX_ERR_PROC_FAILED_PENDING, the request stays active; after
  *                            MPIX_Comm_failure_ack it receives rank 1's message.
+ * With cohort only:
+ *   ulfm_api transparent V K the loop under COHORT_ULFM_API=off: no call fails, nothing is shrunk, and each
+ *                            step's sum is over the ranks alive (cohort's transparent shrinking).
+ *   ulfm_api_per_communicator loop V K  (built with -DCOHORT_ULFM_API_NO_SELECT): the loop's communicator,
+ *                            on which the program calls MPIX_*, is in ULFM mode, MPI_COMM_WORLD is not: an
+ *                            allreduce on it after the failure succeeds over the survivors.
  * Launched under a hard timeout (TIMEOUT in tests/mpi/CMakeLists.txt). */
 #include <mpi.h>
 #ifdef ULFM_NATIVE
@@ -22,6 +28,9 @@
 /* NOTE: the marker that makes scripts/cohort-run launch Open MPI 5 with --with-ft ulfm. */
 __attribute__((used)) static const char kBackendTag[] = "cohort-backend=ulfm";
 #else
+#ifdef ULFM_PER_COMMUNICATOR
+#define COHORT_ULFM_API_NO_SELECT 1 /* ULFM mode only where the program calls MPIX_* */
+#endif
 #include <cohort/mpi-ext.h>
 #endif
 #include <signal.h>
@@ -44,6 +53,42 @@ static void die(void) {
 }
 
 /* The classic loop: victims[i] dies at step at[i]. */
+static int world_sum_alive(const int *victims, int nvictims, int world_size) {
+  int expect = 0;
+  for (int r = 0; r < world_size; ++r) {
+    int dead = 0;
+    for (int i = 0; i < nvictims; ++i) dead |= victims[i] == r;
+    if (!dead) expect += r;
+  }
+  return expect;
+}
+
+/* COHORT_ULFM_API=off: the same loop sees no failure at all. */
+static int transparent(int victim, int at) {
+  int world_rank, world_size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int sum = -1;
+  for (int step = 0; step < 8; ++step) {
+    if (world_rank == victim && step == at) die();
+    int rc = MPI_Allreduce(&world_rank, &sum, 1, MPI_INT, MPI_SUM, comm);
+    CHECK(rc == MPI_SUCCESS, "step %d: MPI_Allreduce returned %d under COHORT_ULFM_API=off", step, rc);
+    int ok = 1;
+    rc = MPIX_Comm_agree(comm, &ok);  /* acknowledged or not, agree itself still reports a dead member */
+    CHECK(rc == MPI_SUCCESS || error_class(rc) == MPIX_ERR_PROC_FAILED, "step %d: agree returned %d", step, rc);
+    if (error_class(rc) == MPIX_ERR_PROC_FAILED) MPIX_Comm_failure_ack(comm);
+  }
+  int size;
+  MPI_Comm_size(comm, &size);
+  CHECK(size == world_size && sum == world_sum_alive(&victim, 1, world_size), "size %d, last sum %d", size, sum);
+  TEST_PASS("transparent: 8 steps without an error, last sum %d", sum);
+  MPI_Comm_free(&comm);
+  return 0;
+}
+
 static int loop(int nvictims, const int *victims, const int *at) {
   enum { kSteps = 8 };
   int world_rank, world_size;
@@ -98,6 +143,12 @@ static int loop(int nvictims, const int *victims, const int *at) {
   MPI_Comm_size(comm, &size);
   CHECK(size == world_size - nvictims, "final size %d, expected %d", size, world_size - nvictims);
   CHECK(shrinks >= nvictims, "%d shrinks for %d failures", shrinks, nvictims);
+#ifdef ULFM_PER_COMMUNICATOR
+  int wsum = -1;
+  int wrc = MPI_Allreduce(&world_rank, &wsum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(wrc == MPI_SUCCESS && wsum == world_sum_alive(victims, nvictims, world_size),
+        "MPI_COMM_WORLD (not in ULFM mode): rc %d, sum %d", wrc, wsum);
+#endif
   TEST_PASS("%d steps, %d shrinks, %d failed operations, final size %d", kSteps, shrinks, errors, size);
   MPI_Comm_free(&comm);
   return 0;
@@ -234,6 +285,8 @@ int main(int argc, char **argv) {
     agree_test(atoi(argv[2]));
   } else if (strcmp(mode, "revoke") == 0) {
     revoke_test();
+  } else if (strcmp(mode, "transparent") == 0 && argc == 4) {
+    transparent(atoi(argv[2]), atoi(argv[3]));
   } else if (strcmp(mode, "anysource") == 0 && argc == 3) {
     anysource(atoi(argv[2]));
   } else {

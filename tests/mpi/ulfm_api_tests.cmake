@@ -36,3 +36,14 @@ ulfm_api_test(agree_with_dead_participant 3 killed agree 1)
 ulfm_api_test(revoke_interrupts_receive 4 none revoke)
 ulfm_api_test(any_source_acknowledged 3 killed anysource 3)
 ulfm_api_test(repeated_failures_shrink 2 killed repeated 3 1)
+if(NOT COHORT_USE_ULFM)
+  # How a program selects ULFM mode (README, "ULFM's API without ULFM"): off keeps cohort's transparent
+  # shrinking; without the header's selection only the communicator the program calls MPIX_* on is in it.
+  cohort_mpi_test(ulfm_api.off_stays_transparent PART ulfm_api NP 4 TIMEOUT ${_ulfm_timeout} PASS 3
+    ENV ${_ulfm_env} COHORT_ULFM_API=off LABELS ulfm_api COMMAND ${_ulfm} transparent 2 3)
+  add_executable(ulfm_api_per_communicator ulfm_api.c)
+  target_compile_definitions(ulfm_api_per_communicator PRIVATE ULFM_PER_COMMUNICATOR=1)
+  target_link_libraries(ulfm_api_per_communicator PRIVATE cohort::cohort)
+  cohort_mpi_test(ulfm_api.per_communicator_mode PART ulfm_api NP 4 TIMEOUT ${_ulfm_timeout} PASS 3
+    ENV ${_ulfm_env} LABELS ulfm_api COMMAND $<TARGET_FILE:ulfm_api_per_communicator> loop 1 3)
+endif()

@@ -14,6 +14,7 @@
 #include "wrap/calls.h"
 #include "repair/repair.hpp"
 #include "wrap/driver.hpp"
+#include "wrap/errors.hpp"
 #include "wrap/ulfm_api.hpp"
 
 namespace cohort::wrap {
@@ -45,12 +46,7 @@ class CommSlots {
 void adopt(const Alias &parent, const Substitute *made_on, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return;
   repair::register_comm(comm, made_on->comm);
-  if (made_on->comm != parent.handle()) {
-    MPI_Errhandler eh;
-    PMPI_Comm_get_errhandler(parent.handle(), &eh);
-    PMPI_Comm_set_errhandler(comm, eh);
-    PMPI_Errhandler_free(&eh);
-  }
+  if (made_on->comm != parent.handle()) copy_errhandler(parent.handle(), comm);
   register_alias(comm);
   ulfm::inherit(parent.handle(), comm);
 }

@@ -58,6 +58,13 @@ void call_errhandler(MPI_Comm comm, int code) {
   t_raising = false;
 }
 
+void copy_errhandler(MPI_Comm from, MPI_Comm to) {
+  MPI_Errhandler eh;
+  PMPI_Comm_get_errhandler(from, &eh);
+  PMPI_Comm_set_errhandler(to, eh);
+  PMPI_Errhandler_free(&eh);
+}
+
 int err_proc_failed() { return g_class.load(); }
 int err_proc_failed_code() { return g_code.load(); }
 int err_proc_failed_pending() { return g_pending_class.load(); }

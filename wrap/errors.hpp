@@ -34,6 +34,9 @@ bool is_failure_code(int rc);
 /// on the program's communicators and cohort's wrappers handle (dead-peer policy, repair).
 void init_error_classes();
 
+/// Gives `to` (just created from `from`) from's error handler, as MPI does for a new communicator. Local.
+void copy_errhandler(MPI_Comm from, MPI_Comm to);
+
 /// Calls comm's error handler with code on behalf of cohort (policy error): fatal under
 /// MPI_ERRORS_ARE_FATAL (also under cohort's ULFM handler), whatever the code's class.
 void call_errhandler(MPI_Comm comm, int code);

@@ -161,17 +161,22 @@ Fate settle(MPI_Request req, Op &op, MPI_Status *st) {
   return cancelled ? Fate::withdrawn : Fate::delivered;
 }
 
-// Frees (completed) or abandons (stuck) a settled request; *req becomes MPI_REQUEST_NULL. Returns MPI's
-// code for a delivered request, else the policy's outcome.
-int release(MPI_Request *req, const Op &op, Fate fate, MPI_Status *st) {
+// Frees (completed) or abandons (stuck) a settled request; *req becomes MPI_REQUEST_NULL. True when it was
+// delivered after all (*rc: MPI's code).
+bool drop(MPI_Request *req, Fate fate, MPI_Status *st, int *rc) {
   if (fate == Fate::stuck) {
     abandon(req);
-  } else {
-    int done = 0;
-    int rc = PMPI_Test(req, &done, st);
-    if (fate == Fate::delivered) return rc;
+    return false;
   }
-  return outcome(op, st);
+  int done = 0;
+  *rc = PMPI_Test(req, &done, st);
+  return fate == Fate::delivered;
+}
+
+// drop, then MPI's code for a delivered request, else the policy's outcome.
+int release(MPI_Request *req, const Op &op, Fate fate, MPI_Status *st) {
+  int rc = MPI_SUCCESS;
+  return drop(req, fate, st, &rc) ? rc : outcome(op, st);
 }
 
 // settle + release: completes the request of a dead peer now.
@@ -256,16 +261,8 @@ std::optional<ulfm::Failure> interruption(const Op &op) {
 // becomes MPIX_ERR_PROC_FAILED (as ULFM specifies). Calls op.comm's error handler; returns the code.
 int interrupt(MPI_Request *req, Op &op, MPI_Status *st, ulfm::Failure f, bool keep_pending) {
   if (f == ulfm::Failure::pending && !keep_pending) f = ulfm::Failure::proc_failed;
-  if (f != ulfm::Failure::pending && *req != MPI_REQUEST_NULL) {
-    Fate fate = settle(*req, op, st);
-    if (fate == Fate::stuck) {
-      abandon(req);
-    } else {
-      int done = 0;
-      int rc = PMPI_Test(req, &done, st);
-      if (fate == Fate::delivered) return rc;
-    }
-  }
+  int rc = MPI_SUCCESS;
+  if (f != ulfm::Failure::pending && *req != MPI_REQUEST_NULL && drop(req, settle(*req, op, st), st, &rc)) return rc;
   fill(st, op.peer, op.tag, ulfm::code(f));
   return ulfm::raise(op.comm, f, op.call);
 }

@@ -89,6 +89,14 @@ Alias *alias_or_null(MPI_Comm comm, const char *call) {
   return a;
 }
 
+// The start of every MPIX_* call on comm: its alias (nullptr: not known, one line logged), and comm marked
+// for ULFM mode.
+Alias *enter(MPI_Comm comm, const char *call) {
+  Alias *a = alias_or_null(comm, call);
+  if (a != nullptr) mark(comm);
+  return a;
+}
+
 }  // namespace detail
 
 void select_all() {
@@ -225,26 +233,23 @@ int agree_quietly(Alias &a, int *flag) {
 extern "C" {
 
 int __wrap_MPIX_Comm_revoke(MPI_Comm comm) {
-  Alias *a = ulfm::detail::alias_or_null(comm, "MPIX_Comm_revoke");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_revoke");
   if (a == nullptr) return MPI_ERR_COMM;
-  ulfm::mark(comm);
   return cohort::repair::revoke(a->handle());
 }
 
 int __wrap_MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
-  Alias *a = ulfm::detail::alias_or_null(comm, "MPIX_Comm_is_revoked");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_is_revoked");
   if (a == nullptr) return MPI_ERR_COMM;
   if (flag == nullptr) return MPI_ERR_ARG;
-  ulfm::mark(comm);
   *flag = cohort::repair::is_revoked(a->handle()) ? 1 : 0;
   return MPI_SUCCESS;
 }
 
 int __wrap_MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
-  Alias *a = ulfm::detail::alias_or_null(comm, "MPIX_Comm_shrink");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_shrink");
   if (a == nullptr) return MPI_ERR_COMM;
   if (newcomm == nullptr) return MPI_ERR_ARG;
-  ulfm::mark(comm);
   *newcomm = MPI_COMM_NULL;
   MPI_Comm next = MPI_COMM_NULL;
   int rc = cohort::repair::shrink(a->handle(), &next);
@@ -253,10 +258,7 @@ int __wrap_MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
     cohort::wrap::call_errhandler(comm, rc);
     return rc;
   }
-  MPI_Errhandler eh;
-  PMPI_Comm_get_errhandler(comm, &eh);
-  PMPI_Comm_set_errhandler(next, eh);
-  PMPI_Errhandler_free(&eh);
+  cohort::wrap::copy_errhandler(comm, next);
   cohort::wrap::register_alias(next);
   ulfm::inherit(comm, next);
   *newcomm = next;
@@ -264,10 +266,9 @@ int __wrap_MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
 }
 
 int __wrap_MPIX_Comm_agree(MPI_Comm comm, int *flag) {
-  Alias *a = ulfm::detail::alias_or_null(comm, "MPIX_Comm_agree");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_agree");
   if (a == nullptr) return MPI_ERR_COMM;
   if (flag == nullptr) return MPI_ERR_ARG;
-  ulfm::mark(comm);
   int rc = agree_quietly(*a, flag);
   if (rc == ulfm::code(ulfm::Failure::proc_failed)) return ulfm::raise(comm, ulfm::Failure::proc_failed, "MPIX_Comm_agree");
   if (rc != MPI_SUCCESS) cohort::wrap::call_errhandler(comm, rc);
@@ -275,10 +276,9 @@ int __wrap_MPIX_Comm_agree(MPI_Comm comm, int *flag) {
 }
 
 int __wrap_MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
-  Alias *a = ulfm::detail::alias_or_null(comm, "MPIX_Comm_iagree");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_iagree");
   if (a == nullptr) return MPI_ERR_COMM;
   if (flag == nullptr || request == nullptr) return MPI_ERR_ARG;
-  ulfm::mark(comm);
   auto *job = new IagreeJob{comm, flag};
   int rc = PMPI_Grequest_start(iagree_query, iagree_free, iagree_cancel, job, &job->greq);
   if (rc != MPI_SUCCESS) {
@@ -296,27 +296,24 @@ int __wrap_MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
 }
 
 int __wrap_MPIX_Comm_failure_ack(MPI_Comm comm) {
-  Alias *a = ulfm::detail::alias_or_null(comm, "MPIX_Comm_failure_ack");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_failure_ack");
   if (a == nullptr) return MPI_ERR_COMM;
-  ulfm::mark(comm);
   ulfm::detail::ack(comm, ulfm::detail::failed_members(*a).size());
   return MPI_SUCCESS;
 }
 
 int __wrap_MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) {
-  Alias *a = ulfm::detail::alias_or_null(comm, "MPIX_Comm_failure_get_acked");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_failure_get_acked");
   if (a == nullptr) return MPI_ERR_COMM;
   if (failedgrp == nullptr) return MPI_ERR_ARG;
-  ulfm::mark(comm);
   std::vector<int> known = ulfm::detail::failed_members(*a);
   return ulfm::detail::group(comm, known, std::min(known.size(), ulfm::detail::acked(comm)), failedgrp);
 }
 
 int __wrap_MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
-  Alias *a = ulfm::detail::alias_or_null(comm, "MPIX_Comm_ack_failed");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_ack_failed");
   if (a == nullptr) return MPI_ERR_COMM;
   if (num_acked == nullptr || num_to_ack < 0) return MPI_ERR_ARG;
-  ulfm::mark(comm);
   std::size_t known = ulfm::detail::failed_members(*a).size();
   std::size_t n = ulfm::detail::ack(comm, std::min(known, static_cast<std::size_t>(num_to_ack)));
   *num_acked = static_cast<int>(n);
@@ -324,10 +321,9 @@ int __wrap_MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
 }
 
 int __wrap_MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp) {
-  Alias *a = ulfm::detail::alias_or_null(comm, "MPIX_Comm_get_failed");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_get_failed");
   if (a == nullptr) return MPI_ERR_COMM;
   if (failedgrp == nullptr) return MPI_ERR_ARG;
-  ulfm::mark(comm);
   std::vector<int> known = ulfm::detail::failed_members(*a);
   return ulfm::detail::group(comm, known, known.size(), failedgrp);
 }

@@ -63,14 +63,20 @@ static int world_sum_alive(const int *victims, int nvictims, int world_size) {
   return expect;
 }
 
+/* The loops' communicator: a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN. */
+static MPI_Comm work_comm(int *world_rank, int *world_size) {
+  MPI_Comm comm;
+  MPI_Comm_rank(MPI_COMM_WORLD, world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, world_size);
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  return comm;
+}
+
 /* COHORT_ULFM_API=off: the same loop sees no failure at all. */
 static int transparent(int victim, int at) {
   int world_rank, world_size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Comm comm = work_comm(&world_rank, &world_size);
   int sum = -1;
   for (int step = 0; step < 8; ++step) {
     if (world_rank == victim && step == at) die();
@@ -92,11 +98,7 @@ static int transparent(int victim, int at) {
 static int loop(int nvictims, const int *victims, const int *at) {
   enum { kSteps = 8 };
   int world_rank, world_size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Comm comm = work_comm(&world_rank, &world_size);
   int shrinks = 0, errors = 0;
   for (int step = 0; step < kSteps;) {
     for (int i = 0; i < nvictims; ++i) {

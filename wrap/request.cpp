@@ -83,6 +83,10 @@ void describe(const Op &op, char *out, std::size_t n) {
 // The policy's outcome for a request whose peer died: MPI_SUCCESS (skip) or the proc-failed class
 // (error), *st filled; abort does not return. The error handler is left to the caller (once per call).
 int outcome(const Op &op, MPI_Status *st) {
+  if (ulfm::revoked(op.comm)) {  // ULFM mode: a request withdrawn because its communicator was revoked
+    fill(st, op.peer, op.tag, ulfm::code(ulfm::Failure::revoked));
+    return ulfm::code(ulfm::Failure::revoked);
+  }
   bool send = op.dir == Dir::send;
   // ULFM mode (wrap/ulfm_api.hpp): a dead peer is always an error, MPIX_ERR_PROC_FAILED.
   Policy p = ulfm::active(op.comm) ? Policy::error : dead_peer_policy(send, send ? Policy::skip : Policy::abort);
@@ -102,9 +106,11 @@ int outcome(const Op &op, MPI_Status *st) {
   return err_proc_failed_code();
 }
 
-// Calls the communicator's error handler when rc is the policy's error outcome.
+// Calls the communicator's error handler when rc is the policy's error outcome (or, in ULFM mode, the
+// revoked code).
 int raise_if_failed(const Op &op, int rc) {
   if (rc != MPI_SUCCESS && rc == err_proc_failed_code()) return raise_error(op.comm, op.call);
+  if (rc != MPI_SUCCESS && rc == err_revoked_code()) return ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
   return rc;
 }
 
@@ -195,12 +201,19 @@ void empty_status(MPI_Status *st) {
 // the result is MPI_ERR_IN_STATUS; otherwise rc.
 int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op *failed, int rc) {
   bool out = statuses != MPI_STATUSES_IGNORE;
-  for (std::size_t i = 0; i < st.size() && out; ++i) {
+  bool revoked = false;
+  for (std::size_t i = 0; i < st.size(); ++i) {
+    revoked = revoked || st[i].MPI_ERROR == err_revoked_code();
+    if (!out) continue;
     statuses[i] = st[i];
-    if (failed != nullptr && st[i].MPI_ERROR != err_proc_failed_code()) statuses[i].MPI_ERROR = MPI_SUCCESS;
+    if (failed != nullptr && !is_failure_code(st[i].MPI_ERROR)) statuses[i].MPI_ERROR = MPI_SUCCESS;
   }
   if (failed == nullptr) return rc;
-  raise_error(failed->comm, failed->call);
+  if (revoked) {
+    ulfm::raise(failed->comm, ulfm::Failure::revoked, failed->call);
+  } else {
+    raise_error(failed->comm, failed->call);
+  }
   return MPI_ERR_IN_STATUS;
 }
 
@@ -369,7 +382,7 @@ int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
   for (;;) {
     still.clear();
     for (int i : live) {
-      if (!dead(ops[i])) {
+      if (!dead(ops[i]) && !ulfm::revoked(ops[i].comm)) {
         still.push_back(i);
         continue;
       }
@@ -393,11 +406,18 @@ int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
     };
     auto broken = [&] {
       for (int i : live) {
-        if (dead(ops[i])) return true;
+        if (dead(ops[i]) || ulfm::revoked(ops[i].comm)) return true;
       }
       return false;
     };
-    WaitResult r = test() ? WaitResult::completed : wait_until(std::ref(test), watch_for(std::ref(broken)));
+    Watch watch = watch_for(std::ref(broken));
+    for (int i : live) {  // ULFM mode: a revoke of (the first) such communicator ends the wait too
+      if (ulfm::active(ops[i].comm)) {
+        watch.revocable = ops[i].comm;
+        break;
+      }
+    }
+    WaitResult r = test() ? WaitResult::completed : wait_until(std::ref(test), watch);
     for (std::size_t k = 0; k < m; ++k) reqs[live[k]] = lr[k];
     if (reported) {  // ULFM: MPI failed some of them for a dead peer: the policy decides; drop the completed
       live.erase(std::remove_if(live.begin(), live.end(),

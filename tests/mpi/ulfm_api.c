@@ -10,7 +10,8 @@
  *   ulfm_api agree V         rank V dies at once; agree returns MPIX_ERR_PROC_FAILED until the failure is
  *                            acknowledged, then the AND of the survivors' flags (also with iagree).
  *   ulfm_api revoke          rank 1 revokes MPI_COMM_WORLD while rank 0 waits in a receive that no one
- *                            matches and the others in a barrier: all return MPIX_ERR_REVOKED; shrink
+ *                            matches, rank 2 in an MPI_Waitall of two such receives and the others in a
+ *                            barrier: all return MPIX_ERR_REVOKED (Waitall: in a status); shrink
  *                            gives a working communicator of all ranks.
  *   ulfm_api anysource V     rank V dies; rank 0's MPI_ANY_SOURCE MPI_Irecv + MPI_Wait returns
  *                            MPIX_ERR_PROC_FAILED_PENDING, the request stays active; after
@@ -208,8 +209,16 @@ static int revoke_test(void) {
     rc = MPIX_Comm_revoke(MPI_COMM_WORLD);
     CHECK(rc == MPI_SUCCESS, "MPIX_Comm_revoke returned %d", rc);
     rc = MPI_Barrier(MPI_COMM_WORLD);
+  } else if (rank == 2) {
+    MPI_Request reqs[2];
+    MPI_Status st[2];
+    int y = 0;
+    MPI_Irecv(&x, 1, MPI_INT, 3, 98, MPI_COMM_WORLD, &reqs[0]);  /* never sent */
+    MPI_Irecv(&y, 1, MPI_INT, 0, 97, MPI_COMM_WORLD, &reqs[1]);  /* never sent */
+    rc = MPI_Waitall(2, reqs, st);
+    if (rc == MPI_ERR_IN_STATUS) rc = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
   } else {
-    rc = MPI_Barrier(MPI_COMM_WORLD);  /* ranks 0 and 1 never join */
+    rc = MPI_Barrier(MPI_COMM_WORLD);  /* ranks 0, 1 and 2 never join */
   }
   CHECK(error_class(rc) == MPIX_ERR_REVOKED, "operation on the revoked MPI_COMM_WORLD returned class %d",
         error_class(rc));

@@ -77,7 +77,7 @@ std::vector<std::string> known_hooks(const std::vector<std::string> &calls) {
   std::vector<std::string> hooks = {"agree.started", "agree.contrib", "agree.decide", "agree.view",
                                     "shrink.create", "shrink.confirm", "revoke.notice", "confirm.posted",
                                     "send.posted",   "recv.posted",    "group.agree",   "group.create",
-                                    "group.confirm"};
+                                    "group.confirm", "init.done"};
   for (const std::string &c : calls) {
     std::string h = c.rfind("MPI_", 0) == 0 ? c.substr(4) : c;
     for (char &ch : h) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

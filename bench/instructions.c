@@ -4,7 +4,9 @@
  *   send-recv         MPI_Irecv + MPI_Send + MPI_Wait, then MPI_Isend + MPI_Recv + MPI_Wait
  *                     (one message each way: both ends of a blocking round trip, in one rank);
  *   isend-irecv-wait  twice MPI_Irecv + MPI_Isend + MPI_Wait (send) + MPI_Wait (receive);
- *   entry             MPI_Comm_rank (a wrapper that only counts the call; what entering cohort costs).
+ *   entry             MPI_Comm_rank (a wrapper that only counts the call; what entering cohort costs);
+ *   collectives       MPI_Bcast + MPI_Allreduce of one double on MPI_COMM_WORLD (run with 1 rank: cohort's
+ *                     whole collective path, the confirming barrier included, with nothing to wait for).
  * Each loop runs once through cohort (MPI_X) and once through the MPI library (real: __real_MPI_X under
  * --wrap, PMPI_X in the preload build). Built twice, as bench/entry: `instructions` (linked with --wrap)
  * and `instructions_preload` (plain; run under `cohort-run --preload`).
@@ -24,6 +26,8 @@ typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI
 typedef int (*irecv_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 typedef int (*wait_fn)(MPI_Request *, MPI_Status *);
 typedef int (*rank_fn)(MPI_Comm, int *);
+typedef int (*bcast_fn)(void *, int, MPI_Datatype, int, MPI_Comm);
+typedef int (*allreduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
 
 struct impl {
   send_fn send;
@@ -32,6 +36,8 @@ struct impl {
   irecv_fn irecv;
   wait_fn wait;
   rank_fn rank;
+  bcast_fn bcast;
+  allreduce_fn allreduce;
 };
 
 #ifdef COHORT_BENCH_PRELOAD
@@ -44,12 +50,16 @@ int __real_MPI_Isend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Re
 int __real_MPI_Irecv(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 int __real_MPI_Wait(MPI_Request *, MPI_Status *);
 int __real_MPI_Comm_rank(MPI_Comm, int *);
+int __real_MPI_Bcast(void *, int, MPI_Datatype, int, MPI_Comm);
+int __real_MPI_Allreduce(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
 #define REAL(x) __real_##x
 #endif
 
-static const struct impl cohort = {MPI_Send, MPI_Recv, MPI_Isend, MPI_Irecv, MPI_Wait, MPI_Comm_rank};
-static const struct impl real = {REAL(MPI_Send), REAL(MPI_Recv), REAL(MPI_Isend), REAL(MPI_Irecv),
-                                 REAL(MPI_Wait), REAL(MPI_Comm_rank)};
+static const struct impl cohort = {MPI_Send,  MPI_Recv,      MPI_Isend, MPI_Irecv,
+                                   MPI_Wait,  MPI_Comm_rank, MPI_Bcast, MPI_Allreduce};
+static const struct impl real = {REAL(MPI_Send),      REAL(MPI_Recv),  REAL(MPI_Isend),
+                                 REAL(MPI_Irecv),     REAL(MPI_Wait),  REAL(MPI_Comm_rank),
+                                 REAL(MPI_Bcast),     REAL(MPI_Allreduce)};
 
 static int self;
 static char out[8], in[8];
@@ -85,6 +95,14 @@ static LOOP void entry(const struct impl *m, int n) {
   for (int i = 0; i < n; ++i) m->rank(MPI_COMM_WORLD, &r);
 }
 
+static LOOP void collectives(const struct impl *m, int n) {
+  double x = 1.0, sum = 0.0;
+  for (int i = 0; i < n; ++i) {
+    m->bcast(&x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    m->allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }
+}
+
 /* The measured functions: one per case and path (their names are what callgrind selects). */
 static int iterations;
 LOOP void measure_sendrecv_cohort(void) { send_recv(&cohort, iterations); }
@@ -93,12 +111,16 @@ LOOP void measure_isendirecvwait_cohort(void) { isend_irecv_wait(&cohort, iterat
 LOOP void measure_isendirecvwait_real(void) { isend_irecv_wait(&real, iterations); }
 LOOP void measure_entry_cohort(void) { entry(&cohort, iterations); }
 LOOP void measure_entry_real(void) { entry(&real, iterations); }
+LOOP void measure_collectives_cohort(void) { collectives(&cohort, iterations); }
+LOOP void measure_collectives_real(void) { collectives(&real, iterations); }
 
 static void (*volatile const measured[])(void) = {measure_sendrecv_cohort,       measure_sendrecv_real,
                                                   measure_isendirecvwait_cohort, measure_isendirecvwait_real,
-                                                  measure_entry_cohort,          measure_entry_real};
+                                                  measure_entry_cohort,          measure_entry_real,
+                                                  measure_collectives_cohort,    measure_collectives_real};
 static const char *const names[] = {"send-recv cohort",        "send-recv real", "isend-irecv-wait cohort",
-                                    "isend-irecv-wait real",   "entry cohort",   "entry real"};
+                                    "isend-irecv-wait real",   "entry cohort",   "entry real",
+                                    "collectives cohort",      "collectives real"};
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -112,6 +134,8 @@ int main(int argc, char **argv) {
   isend_irecv_wait(&real, iterations / 10 + 1);
   entry(&cohort, iterations / 10 + 1);
   entry(&real, iterations / 10 + 1);
+  collectives(&cohort, iterations / 10 + 1);
+  collectives(&real, iterations / 10 + 1);
   if (self == 0) printf("instructions %s iterations %d\n",
 #ifdef OPEN_MPI
                         "openmpi",
@@ -119,7 +143,7 @@ int main(int argc, char **argv) {
                         "mpich",
 #endif
                         iterations);
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < 8; ++k) {
     double t0 = PMPI_Wtime();
     measured[k]();
     if (self == 0) printf("instructions %-24s %.1f ns per iteration\n", names[k], (PMPI_Wtime() - t0) * 1e9 / iterations);

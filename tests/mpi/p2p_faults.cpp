@@ -373,8 +373,13 @@ void delivered() {
           "Recv_init+Start after death");
     CHECK(MPI_Wait(&r, &st) == MPI_SUCCESS && st.MPI_SOURCE == 1 && is_pattern(in, 1, 8), "persistent receive after death");
     // Started again: nothing more is coming, the policy (skip).
+    // NOTE: not under the ulfm backend: Open MPI 5 frees a persistent request that it completes with a
+    // process-failure error (its handle comes back MPI_REQUEST_NULL, cohort's record of it is left).
+#if !defined(COHORT_USE_ULFM)
     CHECK(MPI_Start(&r) == MPI_SUCCESS, "Start again");
     expect_dead("persistent receive after the last message", true, MPI_Wait(&r, &st), &st, 1, 8);
+    CHECK(r != MPI_REQUEST_NULL, "the persistent request became null");
+#endif
     MPI_Request_free(&r);
     expect_dead("Mprobe after the last message", true, MPI_Mprobe(1, 6, MPI_COMM_WORLD, &m, &st), &st, 1, 6);
     CHECK(m == MPI_MESSAGE_NO_PROC, "Mprobe after the last message: not MPI_MESSAGE_NO_PROC");

@@ -1,12 +1,15 @@
 // The point-to-point wrappers: MPI_Send (and its modes Ssend, Rsend, Bsend), MPI_Recv, MPI_Sendrecv(_replace),
 // MPI_Isend (Issend, Irsend, Ibsend), MPI_Irecv, MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Test, MPI_Testall,
-// MPI_Request_free, MPI_Probe, MPI_Iprobe.
+// MPI_Request_free, MPI_Probe, MPI_Iprobe; MPI_Request_get_status, MPI_Cancel; MPI_Mprobe, MPI_Improbe,
+// MPI_Mrecv, MPI_Imrecv; the persistent requests (MPI_Send_init, MPI_Bsend_init, MPI_Ssend_init,
+// MPI_Rsend_init, MPI_Recv_init, MPI_Start, MPI_Startall).
 // Each one describes its operation (direction, peer, tag, communicator) and hands it to wrap/request.hpp,
 // which polls it together with the detector and applies the dead-peer policy. Blocking calls run on their
 // nonblocking variants; peers keep the program's own numbering (no renumbering, no repair).
 #include <mpi.h>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "detector/inject.hpp"
@@ -39,11 +42,20 @@ std::vector<Op> ops_of(int n, const MPI_Request *reqs, const char *call, bool ta
   return ops;
 }
 
-// Puts back the records of requests that are still active after a call (MPI failed with them pending).
-void retrack(int n, const MPI_Request *reqs, const std::vector<Op> &ops) {
+// Whether the request `now` that a wait or test call reported complete still needs its record: MPI
+// failed it and left it active, or it is a persistent request that MPI still holds (stuck). A persistent
+// request that completed is inactive: no record, so that later calls complete it at once as MPI does.
+bool still_held(MPI_Request now, const Op &op) {
+  return now != MPI_REQUEST_NULL && (!op.persistent || p2p::keeps_record_after_completion(op));
+}
+
+// Puts back the records of requests that are still active after a call (MPI failed with them pending;
+// done: the call reported them complete, see still_held).
+void retrack(int n, const MPI_Request *reqs, const std::vector<Op> &ops, bool done) {
   for (int i = 0; i < n; ++i) {
-    if (reqs[i] != MPI_REQUEST_NULL && ops[static_cast<std::size_t>(i)].dir != Dir::none)
-      p2p::track(reqs[i], ops[static_cast<std::size_t>(i)]);
+    const Op &op = ops[static_cast<std::size_t>(i)];
+    if (reqs[i] != MPI_REQUEST_NULL && op.dir != Dir::none && (!done || still_held(reqs[i], op)))
+      p2p::track(reqs[i], op);
   }
 }
 
@@ -100,12 +112,21 @@ int test_one(MPI_Request *reqs, int i, int *flag, MPI_Status *status, const char
   Op op = rec ? *rec : Op{};
   op.call = call;
   int rc = p2p::test(&reqs[i], op, flag, status);
-  if (reqs[i] == MPI_REQUEST_NULL) {
+  if (*flag ? !still_held(reqs[i], op) : reqs[i] == MPI_REQUEST_NULL) {
     p2p::untrack(key);
   } else if (rec && rec->stage != op.stage) {
     p2p::track(key, op);
   }
   return rc;
+}
+
+// The end of MPI_Waitany (also MPI_Waitsome's): the record of the request completed at index.
+void after_wait_any(MPI_Request key, MPI_Request now, const Op &op) {
+  if (still_held(now, op)) {
+    if (op.dir != Dir::none) p2p::track(now, op);
+  } else {
+    p2p::untrack(key);
+  }
 }
 
 // MPI_Testsome semantics over p2p::test: every active request tested once; those that completed (or
@@ -242,13 +263,13 @@ extern "C" int __wrap_MPI_Wait(MPI_Request *req, MPI_Status *status) {
   int rc = MPI_SUCCESS;
   // NOTE: the fast path while no rank is known dead: a short spin with the caller's status.
   if (cohort::detector::failure_epoch() == 0 && p2p::spin(req, status, &rc)) {
-    if (*req != MPI_REQUEST_NULL && rec) p2p::track(*req, *rec);  // MPI failed it and left it active
+    if (rec && still_held(*req, *rec)) p2p::track(*req, *rec);  // MPI failed it and left it active
     return rc;
   }
   Op op = rec ? *rec : Op{};
   op.call = "MPI_Wait";
   rc = p2p::complete(req, op, status, true);
-  if (*req != MPI_REQUEST_NULL && rec) p2p::track(*req, op);
+  if (rec && still_held(*req, op)) p2p::track(*req, op);
   return rc;
 }
 
@@ -256,7 +277,7 @@ extern "C" int __wrap_MPI_Waitall(int count, MPI_Request reqs[], MPI_Status stat
   count_call(CallId::MPI_Waitall);
   std::vector<Op> ops = ops_of(count, reqs, "MPI_Waitall", true);
   int rc = p2p::complete_all(count, reqs, ops.data(), statuses);
-  retrack(count, reqs, ops);
+  retrack(count, reqs, ops, true);
   return rc;
 }
 
@@ -265,7 +286,7 @@ extern "C" int __wrap_MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI
   std::vector<MPI_Request> keys(reqs, reqs + count);
   std::vector<Op> ops = ops_of(count, reqs, "MPI_Waitany", false);
   int rc = p2p::complete_any(count, reqs, ops.data(), index, status);
-  if (*index != MPI_UNDEFINED && reqs[*index] == MPI_REQUEST_NULL) p2p::untrack(keys[static_cast<std::size_t>(*index)]);
+  if (*index != MPI_UNDEFINED) after_wait_any(keys[static_cast<std::size_t>(*index)], reqs[*index], ops[static_cast<std::size_t>(*index)]);
   return rc;
 }
 
@@ -279,32 +300,27 @@ extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) 
     if (*flag) p2p::untrack(key);
     return rc;
   }
-  auto rec = p2p::lookup(key);
-  Op op = rec ? *rec : Op{};
-  op.call = "MPI_Test";
-  int rc = p2p::test(req, op, flag, status);
-  if (*req == MPI_REQUEST_NULL) {
-    p2p::untrack(key);
-  } else if (rec && rec->stage != op.stage) {
-    p2p::track(key, op);
-  }
-  return rc;
+  return test_one(req, 0, flag, status, "MPI_Test");
 }
 
 extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
   count_call(CallId::MPI_Testall);
   std::vector<MPI_Request> keys(reqs, reqs + count);
+  std::vector<Op> ops;
   int rc;
   if (cohort::detector::failure_epoch() == 0) {
     rc = PMPI_Testall(count, reqs, flag, statuses);
   } else {
-    std::vector<Op> ops = ops_of(count, reqs, "MPI_Testall", false);
+    ops = ops_of(count, reqs, "MPI_Testall", false);
     rc = p2p::test_all(count, reqs, ops.data(), flag, statuses);
-    retrack(count, reqs, ops);  // keeps what the dead ones' withdrawal did (op.stage)
+    retrack(count, reqs, ops, *flag);  // keeps what the dead ones' withdrawal did (op.stage)
   }
   for (int i = 0; i < count; ++i) {
-    if (keys[static_cast<std::size_t>(i)] != MPI_REQUEST_NULL && reqs[i] == MPI_REQUEST_NULL)
-      p2p::untrack(keys[static_cast<std::size_t>(i)]);
+    const MPI_Request key = keys[static_cast<std::size_t>(i)];
+    if (key == MPI_REQUEST_NULL) continue;
+    // NOTE: before a first death no request is stuck: every completed one loses its record
+    bool held = *flag ? !ops.empty() && still_held(reqs[i], ops[static_cast<std::size_t>(i)]) : reqs[i] != MPI_REQUEST_NULL;
+    if (!held) p2p::untrack(key);
   }
   return rc;
 }
@@ -340,9 +356,8 @@ extern "C" int __wrap_MPI_Testsome(int incount, MPI_Request reqs[], int *outcoun
   if (cohort::detector::failure_epoch() == 0) {
     std::vector<MPI_Request> keys(reqs, reqs + incount);
     int rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
-    for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) {
-      if (reqs[indices[k]] == MPI_REQUEST_NULL) p2p::untrack(keys[static_cast<std::size_t>(indices[k])]);
-    }
+    // NOTE: completed, also a persistent request (inactive now, not null)
+    for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) p2p::untrack(keys[static_cast<std::size_t>(indices[k])]);
     return rc;
   }
   return test_some(incount, reqs, outcount, indices, statuses, "MPI_Testsome");
@@ -364,7 +379,7 @@ extern "C" int __wrap_MPI_Waitsome(int incount, MPI_Request reqs[], int *outcoun
     *outcount = MPI_UNDEFINED;
     return rc;
   }
-  if (reqs[index] == MPI_REQUEST_NULL) p2p::untrack(keys[static_cast<std::size_t>(index)]);
+  after_wait_any(keys[static_cast<std::size_t>(index)], reqs[index], ops[static_cast<std::size_t>(index)]);
   st.MPI_ERROR = rc;
   int more = 0;
   int rc2 = test_some(incount, reqs, &more, indices + 1, statuses == MPI_STATUSES_IGNORE ? statuses : statuses + 1,
@@ -379,6 +394,7 @@ extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {
   count_call(CallId::MPI_Request_free);
   if (*req != MPI_REQUEST_NULL) {
     auto rec = p2p::untrack(*req);
+    p2p::untrack_persistent(*req);
     // NOTE: a receive from a dead rank would stay posted forever: withdraw it (a cancelled request that
     // is freed is legal MPI and lets MPI release it).
     if (rec && rec->dir == Dir::recv && rec->stage == p2p::Stage::posted && p2p::dead(*rec)) PMPI_Cancel(req);
@@ -386,44 +402,246 @@ extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {
   return PMPI_Request_free(req);
 }
 
-extern "C" int __wrap_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
-  count_call(CallId::MPI_Probe);
-  if (source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
+extern "C" int __wrap_MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status) {
+  count_call(CallId::MPI_Request_get_status);
+  // NOTE: until a first rank dies no request can have a dead peer: MPI's own, no lookup.
+  if (req == MPI_REQUEST_NULL || cohort::detector::failure_epoch() == 0) return PMPI_Request_get_status(req, flag, status);
+  auto rec = p2p::lookup(req);
+  if (!rec) return PMPI_Request_get_status(req, flag, status);
+  Op op = *rec;
+  op.call = "MPI_Request_get_status";
+  int rc = p2p::peek(req, op, flag, status);
+  if (op.stage != rec->stage) p2p::track(req, op);  // what the withdrawal did, for the later completion
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Cancel(MPI_Request *req) {
+  count_call(CallId::MPI_Cancel);
+  if (*req != MPI_REQUEST_NULL) {
+    auto rec = p2p::lookup(*req);
+    if (rec && !rec->cancelled) {
+      Op op = *rec;
+      op.cancelled = true;
+      p2p::track(*req, op);
+    }
+  }
+  return PMPI_Cancel(req);
+}
+
+// ---- persistent requests: MPI_X_init records the operation, MPI_Start(all) posts it (p2p::start_persistent)
+
+namespace {
+
+using InitFn = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+
+// Records the persistent request *req that `init` made for (dir, peer, tag, comm); returns rc, init's result.
+int persistent_made(int rc, const MPI_Request *req, Dir dir, int peer, int tag, MPI_Comm comm, const char *call) {
+  if (rc != MPI_SUCCESS || peer == MPI_PROC_NULL) return rc;
+  Op op = p2p::make_op(dir, peer, tag, comm, call);
+  op.persistent = true;
+  p2p::track_persistent(*req, op);
+  return rc;
+}
+
+int send_init(const char *call, InitFn init, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+              MPI_Comm comm, MPI_Request *req) {
+  return persistent_made(init(buf, count, type, dest, tag, comm, req), req, Dir::send, dest, tag, comm, call);
+}
+
+// MPI_Start of one request: a persistent one made by a wrapper is started by cohort and recorded as active.
+int start(MPI_Request *req, const char *call) {
+  auto made = *req == MPI_REQUEST_NULL ? std::nullopt : p2p::lookup_persistent(*req);
+  if (!made) return PMPI_Start(req);
+  Op op = *made;
+  op.call = call;
+  auto held = p2p::lookup(*req);
+  if (held && held->stage == p2p::Stage::stuck) op.stage = p2p::Stage::stuck;  // MPI still holds it
+  int rc = p2p::start_persistent(req, op);
+  if (rc == MPI_SUCCESS) p2p::track(*req, op);
+  return rc;
+}
+
+}  // namespace
+
+extern "C" int __wrap_MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                    MPI_Request *req) {
+  count_call(CallId::MPI_Send_init);
+  return send_init("MPI_Send_init", PMPI_Send_init, buf, count, type, dest, tag, comm, req);
+}
+
+extern "C" int __wrap_MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                     MPI_Request *req) {
+  count_call(CallId::MPI_Bsend_init);
+  return send_init("MPI_Bsend_init", PMPI_Bsend_init, buf, count, type, dest, tag, comm, req);
+}
+
+extern "C" int __wrap_MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                     MPI_Request *req) {
+  count_call(CallId::MPI_Ssend_init);
+  return send_init("MPI_Ssend_init", PMPI_Ssend_init, buf, count, type, dest, tag, comm, req);
+}
+
+extern "C" int __wrap_MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                     MPI_Request *req) {
+  count_call(CallId::MPI_Rsend_init);
+  return send_init("MPI_Rsend_init", PMPI_Rsend_init, buf, count, type, dest, tag, comm, req);
+}
+
+extern "C" int __wrap_MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                                    MPI_Request *req) {
+  count_call(CallId::MPI_Recv_init);
+  return persistent_made(PMPI_Recv_init(buf, count, type, source, tag, comm, req), req, Dir::recv, source, tag, comm,
+                         "MPI_Recv_init");
+}
+
+extern "C" int __wrap_MPI_Start(MPI_Request *req) {
+  count_call(CallId::MPI_Start);
+  return start(req, "MPI_Start");
+}
+
+extern "C" int __wrap_MPI_Startall(int count, MPI_Request reqs[]) {
+  count_call(CallId::MPI_Startall);
+  // NOTE: MPI_Startall is MPI_Start of each request in some order (MPI 4.0, section 3.9)
+  for (int i = 0; i < count; ++i) {
+    int rc = start(&reqs[i], "MPI_Startall");
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+// ---- probes ----
+
+namespace {
+
+// A blocking probe (MPI_Probe, MPI_Mprobe) of op's peer polled on its nonblocking variant (iprobe(&flag)
+// makes one PMPI_Iprobe or PMPI_Improbe) together with the detector. True when it found a message or MPI
+// failed (*rc); false when the peer is dead with no message left for it: the receive policy applies.
+template <typename Iprobe>
+bool probe_blocking(Op &op, Iprobe iprobe, int *rc) {
   int flag = 0;
-  Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Probe");
-  int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-  if (p2p::mpi_reported_dead_probe(&rc, op)) return p2p::apply_policy(op, status);
-  if (flag || rc != MPI_SUCCESS) return rc;
-  auto probe = [&] {
-    rc = PMPI_Iprobe(source, tag, comm, &flag, status);
-    return p2p::mpi_reported_dead_probe(&rc, op) || flag || rc != MPI_SUCCESS;
+  *rc = iprobe(&flag);
+  if (p2p::mpi_reported_dead_probe(rc, op)) return false;
+  if (flag || *rc != MPI_SUCCESS) return true;
+  auto poll = [&] {
+    *rc = iprobe(&flag);
+    return p2p::mpi_reported_dead_probe(rc, op) || flag || *rc != MPI_SUCCESS;
   };
   cohort::wrap::Watch watch;
   watch.broken = [&op] { return p2p::dead(op); };
-  if (cohort::wrap::wait_until(std::ref(probe), watch) == cohort::wrap::WaitResult::completed &&
+  if (cohort::wrap::wait_until(std::ref(poll), watch) == cohort::wrap::WaitResult::completed &&
       op.stage == p2p::Stage::posted)
-    return rc;
+    return true;
   // NOTE: a message that arrived before its sender died is still there to be received.
-  if (probe()) return rc;
+  return op.stage == p2p::Stage::posted && poll() && op.stage == p2p::Stage::posted;
+}
+
+// A nonblocking probe (MPI_Iprobe, MPI_Improbe: iprobe(flag) makes the PMPI call) of op's peer. True when
+// the peer is dead with no message left: *flag = 1 and the receive policy applies (the caller returns
+// p2p::apply_policy); false otherwise, with MPI's *rc and *flag.
+template <typename Iprobe>
+bool iprobe_found_dead(Op &op, Iprobe iprobe, int *flag, int *rc) {
+  *rc = iprobe(flag);
+  if (*rc != MPI_SUCCESS) {
+    if (p2p::mpi_reported_dead_probe(rc, op)) {
+      *flag = 1;
+      return true;
+    }
+    if (*rc == MPI_SUCCESS) *flag = 0;  // resumed: no message yet
+  }
+  if (*flag || *rc != MPI_SUCCESS || cohort::detector::failure_epoch() == 0 || !p2p::dead(op)) return false;
+  // NOTE: like a receive, a probe of a dead rank completes per policy: skip makes it find an empty
+  // message from MPI_PROC_NULL, which a following receive of status.MPI_SOURCE completes at once.
+  *flag = 1;
+  return true;
+}
+
+// The message an MPI_Mprobe/MPI_Improbe of op matched (its source and tag in st) is recorded for
+// MPI_Mrecv/MPI_Imrecv, which then never wait on that sender once it is dead.
+void matched(MPI_Message msg, Op op, const MPI_Status &st) {
+  op.peer = st.MPI_SOURCE;
+  op.tag = st.MPI_TAG;
+  p2p::track_message(msg, op);
+}
+
+// The receive policy's outcome for a matched probe: skip finds MPI_MESSAGE_NO_PROC (which MPI_Mrecv
+// completes at once, as from MPI_PROC_NULL); error leaves MPI_MESSAGE_NULL.
+int no_message(const Op &op, MPI_Message *msg, MPI_Status *status) {
+  int rc = p2p::apply_policy(op, status);
+  *msg = rc == MPI_SUCCESS ? MPI_MESSAGE_NO_PROC : MPI_MESSAGE_NULL;
+  return rc;
+}
+
+// MPI_Mrecv/MPI_Imrecv's record of *msg: the sender that the probe matched (Dir::none for a message
+// cohort did not see matched: completed as MPI would).
+Op message_op(MPI_Message msg, const char *call) {
+  auto rec = p2p::untrack_message(msg);
+  Op op = rec ? *rec : Op{};
+  op.call = call;
+  return op;
+}
+
+}  // namespace
+
+extern "C" int __wrap_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+  count_call(CallId::MPI_Probe);
+  if (source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
+  Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Probe");
+  int rc = MPI_SUCCESS;
+  auto iprobe = [&](int *flag) { return PMPI_Iprobe(source, tag, comm, flag, status); };
+  if (probe_blocking(op, iprobe, &rc)) return rc;
   return p2p::apply_policy(op, status);
 }
 
 extern "C" int __wrap_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Iprobe);
-  int rc = PMPI_Iprobe(source, tag, comm, flag, status);
-  if (rc != MPI_SUCCESS) {
-    Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Iprobe");
-    if (p2p::mpi_reported_dead_probe(&rc, op)) {
-      *flag = 1;
-      return p2p::apply_policy(op, status);
-    }
-    if (rc == MPI_SUCCESS) *flag = 0;  // resumed: no message yet
-  }
-  if (*flag || rc != MPI_SUCCESS || cohort::detector::failure_epoch() == 0) return rc;
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Iprobe");
-  if (!p2p::dead(op)) return rc;
-  // NOTE: like a receive, a probe of a dead rank completes per policy: skip makes it find an empty
-  // message from MPI_PROC_NULL, which a following receive of status.MPI_SOURCE completes at once.
-  *flag = 1;
-  return p2p::apply_policy(op, status);
+  int rc = MPI_SUCCESS;
+  auto iprobe = [&](int *f) { return PMPI_Iprobe(source, tag, comm, f, status); };
+  if (iprobe_found_dead(op, iprobe, flag, &rc)) return p2p::apply_policy(op, status);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status) {
+  count_call(CallId::MPI_Mprobe);
+  if (source == MPI_PROC_NULL) return PMPI_Mprobe(source, tag, comm, msg, status);
+  Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Mprobe");
+  MPI_Status local;
+  MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = MPI_SUCCESS;
+  auto improbe = [&](int *flag) { return PMPI_Improbe(source, tag, comm, flag, msg, st); };
+  if (!probe_blocking(op, improbe, &rc)) return no_message(op, msg, status);
+  if (rc == MPI_SUCCESS) matched(*msg, op, *st);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg,
+                                  MPI_Status *status) {
+  count_call(CallId::MPI_Improbe);
+  if (source == MPI_PROC_NULL) return PMPI_Improbe(source, tag, comm, flag, msg, status);
+  Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Improbe");
+  MPI_Status local;
+  MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = MPI_SUCCESS;
+  auto improbe = [&](int *f) { return PMPI_Improbe(source, tag, comm, f, msg, st); };
+  if (iprobe_found_dead(op, improbe, flag, &rc)) return no_message(op, msg, status);
+  if (*flag && rc == MPI_SUCCESS) matched(*msg, op, *st);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, MPI_Status *status) {
+  count_call(CallId::MPI_Mrecv);
+  if (*msg == MPI_MESSAGE_NULL || *msg == MPI_MESSAGE_NO_PROC) return PMPI_Mrecv(buf, count, type, msg, status);
+  Op op = message_op(*msg, "MPI_Mrecv");
+  MPI_Request req;
+  int rc = p2p::post_mrecv(buf, count, type, msg, op, &req);
+  if (rc != MPI_SUCCESS) return rc;
+  return p2p::complete(&req, op, status);
+}
+
+extern "C" int __wrap_MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, MPI_Request *req) {
+  count_call(CallId::MPI_Imrecv);
+  if (*msg == MPI_MESSAGE_NULL || *msg == MPI_MESSAGE_NO_PROC) return PMPI_Imrecv(buf, count, type, msg, req);
+  Op op = message_op(*msg, "MPI_Imrecv");
+  int rc = p2p::post_mrecv(buf, count, type, msg, op, req);
+  return op.dir == Dir::none ? rc : p2p::tracked(rc, req, op);
 }

@@ -27,6 +27,8 @@ namespace {
 
 
 RequestTable<MPI_Request, Op> g_table;
+RequestTable<MPI_Request, Op> g_persistent;  // persistent requests as made (MPI_Send_init & co.)
+RequestTable<MPI_Message, Op> g_messages;    // messages matched by MPI_Mprobe/MPI_Improbe
 
 std::mutex g_abandoned_mu;
 std::vector<MPI_Request> g_abandoned;
@@ -168,21 +170,25 @@ Fate settle(MPI_Request req, Op &op, MPI_Status *st) {
 }
 
 // Frees (completed) or abandons (stuck) a settled request; *req becomes MPI_REQUEST_NULL. True when it was
-// delivered after all (*rc: MPI's code).
-bool drop(MPI_Request *req, Fate fate, MPI_Status *st, int *rc) {
+// delivered after all, or the program cancelled it itself (*rc: MPI's code, whose status says so).
+// A persistent request stays the program's (inactive for it); MPI keeps a stuck one active meanwhile.
+bool drop(MPI_Request *req, const Op &op, Fate fate, MPI_Status *st, int *rc) {
   if (fate == Fate::stuck) {
-    abandon(req);
+    if (!op.persistent) abandon(req);
     return false;
   }
   int done = 0;
   *rc = PMPI_Test(req, &done, st);
-  return fate == Fate::delivered;
+  if (fate == Fate::delivered) return true;
+  int cancelled = 0;
+  if (op.cancelled) PMPI_Test_cancelled(st, &cancelled);
+  return cancelled != 0;
 }
 
-// drop, then MPI's code for a delivered request, else the policy's outcome.
+// drop, then MPI's code for a delivered (or cancelled) request, else the policy's outcome.
 int release(MPI_Request *req, const Op &op, Fate fate, MPI_Status *st) {
   int rc = MPI_SUCCESS;
-  return drop(req, fate, st, &rc) ? rc : outcome(op, st);
+  return drop(req, op, fate, st, &rc) ? rc : outcome(op, st);
 }
 
 // settle + release: completes the request of a dead peer now.
@@ -275,7 +281,7 @@ std::optional<ulfm::Failure> interruption(const Op &op) {
 int interrupt(MPI_Request *req, Op &op, MPI_Status *st, ulfm::Failure f, bool keep_pending) {
   if (f == ulfm::Failure::pending && !keep_pending) f = ulfm::Failure::proc_failed;
   int rc = MPI_SUCCESS;
-  if (f != ulfm::Failure::pending && *req != MPI_REQUEST_NULL && drop(req, settle(*req, op, st), st, &rc)) return rc;
+  if (f != ulfm::Failure::pending && *req != MPI_REQUEST_NULL && drop(req, op, settle(*req, op, st), st, &rc)) return rc;
   fill(st, op.peer, op.tag, ulfm::code(f));
   return ulfm::raise(op.comm, f, op.call);
 }
@@ -305,6 +311,7 @@ namespace {
 // that the program holds a valid handle; stage not_posted, so that the policy decides at completion.
 int not_posted(Op &op, MPI_Request *req) {
   op.stage = Stage::not_posted;
+  if (op.persistent) return MPI_SUCCESS;  // *req stays the program's handle, inactive in MPI
   int rc = PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, req);
   if (rc == MPI_SUCCESS) rc = PMPI_Grequest_complete(*req);
   return rc;
@@ -332,6 +339,21 @@ int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req)
   if (ulfm::revoked(op.comm)) return ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
   int rc = PMPI_Irecv(buf, count, type, op.peer, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("recv.posted");
+  return refused_for_dead_peer(rc, op, req);
+}
+
+int post_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, Op &op, MPI_Request *req) {
+  int rc = PMPI_Imrecv(buf, count, type, msg, req);
+  if (rc == MPI_SUCCESS) inject::point("recv.posted");
+  return rc;
+}
+
+int start_persistent(MPI_Request *req, Op &op) {
+  if (op.stage == Stage::stuck) return MPI_SUCCESS;  // NOTE: MPI still holds it: restarting is erroneous
+  op.stage = Stage::posted;
+  if (op.dir == Dir::send && peer_dead(op.comm, op.peer)) return not_posted(op, req);
+  int rc = PMPI_Start(req);
+  if (rc == MPI_SUCCESS) inject::point(op.dir == Dir::send ? "send.posted" : "recv.posted");
   return refused_for_dead_peer(rc, op, req);
 }
 
@@ -510,6 +532,24 @@ int test_all(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_Status *statuses)
   return report_all(st, statuses, failed, MPI_SUCCESS);
 }
 
+int peek(MPI_Request req, Op &op, int *flag, MPI_Status *status) {
+  MPI_Status local;
+  MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+  if (op.stage == Stage::posted) {
+    int rc = PMPI_Request_get_status(req, flag, st);
+    if (*flag || rc != MPI_SUCCESS || !dead(op)) return rc;
+  }
+  *flag = 1;
+  Fate fate = settle(req, op, st);
+  if (fate == Fate::delivered) return MPI_SUCCESS;
+  if (fate == Fate::withdrawn && op.cancelled) {
+    int cancelled = 0;
+    PMPI_Test_cancelled(st, &cancelled);
+    if (cancelled) return MPI_SUCCESS;
+  }
+  return raise_if_failed(op, outcome(op, st));
+}
+
 int apply_policy(const Op &op, MPI_Status *status) { return raise_if_failed(op, outcome(op, status)); }
 
 bool mpi_reported_dead_probe(int *rc, Op &op) {
@@ -528,8 +568,13 @@ void track(MPI_Request req, const Op &op) {
 }
 std::optional<Op> lookup(MPI_Request req) { return g_table.find(req); }
 std::optional<Op> untrack(MPI_Request req) { return g_table.take(req); }
+void track_persistent(MPI_Request req, const Op &op) { g_persistent.put(req, op); }
+std::optional<Op> lookup_persistent(MPI_Request req) { return g_persistent.find(req); }
+void untrack_persistent(MPI_Request req) { g_persistent.take(req); }
+void track_message(MPI_Message msg, const Op &op) { g_messages.put(msg, op); }
+std::optional<Op> untrack_message(MPI_Message msg) { return g_messages.take(msg); }
 
-std::size_t tracked_requests() { return g_table.size(); }
+std::size_t tracked_requests() { return g_table.size() + g_persistent.size() + g_messages.size(); }
 std::size_t abandoned_requests() {
   std::lock_guard<std::mutex> lock(g_abandoned_mu);
   return g_abandoned.size();

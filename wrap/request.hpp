@@ -16,6 +16,9 @@
 // cohort_err_proc_failed(); status: MPI_SOURCE and MPI_TAG as asked, count 0, MPI_ERROR = the code) after
 // calling the communicator's error handler;
 // abort ends the job. Defaults (Legio): send skip, receive abort.
+// A request the program cancelled itself (MPI_Cancel) and that MPI reports cancelled completes as MPI
+// says (MPI_SUCCESS, MPI_Test_cancelled true), whatever the policy. A persistent request is never
+// abandoned (the program keeps its handle): a stuck one stays recorded until MPI_Request_free.
 //
 // Ranks in Op are ranks of the program's own communicator (the alias); point-to-point never renumbers.
 #pragma once
@@ -30,7 +33,7 @@
 
 namespace cohort::wrap::p2p {
 
-/// none: a request cohort did not start (a collective's, a persistent one): completed as MPI would,
+/// none: a request cohort did not start (a collective's, an inactive persistent one): completed as MPI would,
 /// never considered dead.
 enum class Dir : std::uint8_t { none, send, recv };
 
@@ -45,7 +48,9 @@ struct Op {
   int peer = MPI_PROC_NULL;  ///< rank of comm; MPI_ANY_SOURCE for a wildcard receive
   int tag = MPI_ANY_TAG;
   MPI_Comm comm = MPI_COMM_NULL;
-  const char *call = "";  ///< the MPI call in progress, for messages
+  const char *call = "";    ///< the MPI call in progress, for messages
+  bool persistent = false;  ///< started by MPI_Start(all): stays valid (inactive) once complete, never abandoned
+  bool cancelled = false;   ///< the program called MPI_Cancel on it: a withdrawal then reports MPI's cancelled status
 };
 
 /// COHORT_SEND_RETRIES (default 3): re-tests of a send to a dead rank, and re-posts of a blocking send
@@ -69,6 +74,14 @@ using IsendFn = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI
 int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req, IsendFn isend = PMPI_Isend);
 /// Starts a receive (PMPI_Irecv; test hook "recv.posted"), also from a dead rank: its message may be here.
 int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req);
+/// Receives a message matched by MPI_Mprobe/MPI_Improbe (PMPI_Imrecv; test hook "recv.posted"); op describes
+/// it (source and tag of the match). *msg becomes MPI_MESSAGE_NULL.
+int post_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, Op &op, MPI_Request *req);
+/// Starts the persistent request *req described by op (op.persistent; from MPI_Send_init & co.): PMPI_Start,
+/// test hook "send.posted" or "recv.posted". A send to a rank already known dead is not started (op.stage
+/// not_posted: the policy applies at completion, *req stays the program's inactive handle), nor is a
+/// request that MPI still holds from an earlier start (stuck: its peer is dead).
+int start_persistent(MPI_Request *req, Op &op);
 
 /// MPI_Test calls a blocking completion makes before it sets up its watch of the detector.
 constexpr int kInlineSpins = 64;
@@ -108,6 +121,14 @@ int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *stat
 bool mpi_reported_dead_probe(int *rc, Op &op);
 /// MPI_Test semantics: a request whose peer is dead completes (per policy) with *flag = 1.
 int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status);
+/// MPI_Request_get_status semantics: like test() but frees nothing. A request whose peer is dead reports
+/// *flag = 1 and the outcome that a later MPI_Wait gives (delivered: MPI's status; else the policy's),
+/// after withdrawing it (op.stage records how far; the caller keeps the record).
+int peek(MPI_Request req, Op &op, int *flag, MPI_Status *status);
+/// Whether the record of a request that a wait or test call completed stays in the table: a persistent
+/// request is inactive afterwards (no record: MPI completes an inactive request at once) unless it is
+/// stuck (MPI still holds it: its record keeps later calls from waiting on it).
+inline bool keeps_record_after_completion(const Op &op) { return op.persistent && op.stage == Stage::stuck; }
 /// MPI_Testall semantics: *flag = 1 once every live request completed; requests with a dead peer are then
 /// completed per policy as well. With *flag = 0 no request handle changes (dead receives may have been
 /// cancelled already: ops[i].stage records it, and the caller keeps the records).
@@ -122,6 +143,13 @@ int apply_policy(const Op &op, MPI_Status *status);
 void track(MPI_Request req, const Op &op);
 std::optional<Op> lookup(MPI_Request req);
 std::optional<Op> untrack(MPI_Request req);
+/// Persistent requests (MPI_Send_init & co.) as made: what each MPI_Start of the handle posts.
+void track_persistent(MPI_Request req, const Op &op);
+std::optional<Op> lookup_persistent(MPI_Request req);
+void untrack_persistent(MPI_Request req);
+/// Messages matched by MPI_Mprobe/MPI_Improbe: who sent them, for MPI_Mrecv/MPI_Imrecv.
+void track_message(MPI_Message msg, const Op &op);
+std::optional<Op> untrack_message(MPI_Message msg);
 /// For MPI_Isend/MPI_Irecv: tracks *req (just posted for op) when rc, the post's result, is MPI_SUCCESS;
 /// returns rc. (*req is read here, after the post wrote it.)
 inline int tracked(int rc, const MPI_Request *req, const Op &op) {

@@ -375,6 +375,154 @@ void self_and_null(Ctx &c) {
   note_status(c.t, st);
 }
 
+// Persistent requests around the ring: Recv_init/Send_init made once, three rounds of Startall+Waitall
+// and two of Start+Wait/Test with fresh data; the other send modes' inits (Ssend, Bsend, Rsend: its
+// receive started and a barrier passed first); Wait, Test and Request_get_status on inactive requests
+// complete at once with an empty status; then Request_free.
+void persistent(Ctx &c) {
+  const int n = 1000;  // 4000 B
+  std::vector<int> out(n), in(n, -1);
+  MPI_Request r[2];
+  MPI_Status st[2];
+  CHECK(c.api.recv_init(in.data(), n, MPI_INT, c.left, 100, c.comm, &r[0]) == MPI_SUCCESS &&
+            c.api.send_init(out.data(), n, MPI_INT, c.right, 100, c.comm, &r[1]) == MPI_SUCCESS,
+        "inits");
+  for (int round = 0; round < 5; ++round) {
+    std::vector<int> p = pattern(c.rank + round, 100, n);
+    std::copy(p.begin(), p.end(), out.begin());
+    std::fill(in.begin(), in.end(), -1);
+    if (round < 3) {
+      CHECK(c.api.startall(2, r) == MPI_SUCCESS, "startall");
+      CHECK(c.api.waitall(2, r, st) == MPI_SUCCESS, "waitall");
+    } else {
+      CHECK(c.api.start(&r[0]) == MPI_SUCCESS && c.api.start(&r[1]) == MPI_SUCCESS, "start");
+      int flag = 0;
+      if (round == 3) {
+        CHECK(c.api.wait(&r[1], &st[1]) == MPI_SUCCESS, "wait send");
+        while (!flag) c.api.test(&r[0], &flag, &st[0]);
+      } else {
+        while (!flag) c.api.request_get_status(r[0], &flag, &st[0]);  // frees nothing: a Wait follows
+        CHECK(c.api.wait(&r[0], &st[0]) == MPI_SUCCESS && c.api.wait(&r[1], &st[1]) == MPI_SUCCESS, "waits");
+      }
+    }
+    CHECK(r[0] != MPI_REQUEST_NULL && r[1] != MPI_REQUEST_NULL, "a persistent request became null");
+    expect_data(in, c.left + round, 100, "persistent");
+    note_status(c.t, st[0]);
+  }
+  // inactive: complete at once, empty status (source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0)
+  int flag = -1;
+  CHECK(c.api.wait(&r[0], &st[0]) == MPI_SUCCESS, "wait inactive");
+  note_status(c.t, st[0]);
+  CHECK(c.api.test(&r[0], &flag, &st[0]) == MPI_SUCCESS && flag == 1, "test inactive: flag %d", flag);
+  note_status(c.t, st[0]);
+  flag = -1;
+  CHECK(c.api.request_get_status(r[1], &flag, &st[1]) == MPI_SUCCESS && flag == 1, "get_status inactive: %d", flag);
+  int index = -7;
+  CHECK(c.api.waitany(2, r, &index, &st[0]) == MPI_SUCCESS && index == MPI_UNDEFINED, "waitany inactive: %d", index);
+  for (auto &q : r) CHECK(c.api.request_free(&q) == MPI_SUCCESS && q == MPI_REQUEST_NULL, "request_free");
+  // the other send modes
+  std::vector<char> attached(4 * (n * sizeof(int) + MPI_BSEND_OVERHEAD));
+  PMPI_Buffer_attach(attached.data(), static_cast<int>(attached.size()));
+  for (int mode = 0; mode < 3; ++mode) {
+    int tag = 101 + mode;
+    std::vector<int> p = pattern(c.rank, tag, n);
+    std::copy(p.begin(), p.end(), out.begin());
+    std::fill(in.begin(), in.end(), -1);
+    c.api.recv_init(in.data(), n, MPI_INT, c.left, tag, c.comm, &r[0]);
+    auto init = mode == 0 ? c.api.ssend_init : mode == 1 ? c.api.bsend_init : c.api.rsend_init;
+    CHECK(init(out.data(), n, MPI_INT, c.right, tag, c.comm, &r[1]) == MPI_SUCCESS, "init mode %d", mode);
+    c.api.start(&r[0]);
+    PMPI_Barrier(c.comm);  // every receive is started: a ready send is legal
+    c.api.start(&r[1]);
+    CHECK(c.api.waitall(2, r, st) == MPI_SUCCESS, "waitall mode %d", mode);
+    expect_data(in, c.left, tag, "persistent send modes");
+    note_status(c.t, st[0]);
+    for (auto &q : r) c.api.request_free(&q);
+  }
+  void *detached;
+  int bytes;
+  PMPI_Buffer_detach(&detached, &bytes);
+}
+
+// Matched probes: Mprobe + Mrecv of a message whose size the probe tells; Improbe (none before the
+// barrier, then polled) + Imrecv + Wait; Mprobe from MPI_ANY_SOURCE; MPI_PROC_NULL gives
+// MPI_MESSAGE_NO_PROC, which Mrecv completes at once.
+void matched_probes(Ctx &c) {
+  int flag = -1;
+  MPI_Message m = MPI_MESSAGE_NULL;
+  MPI_Status st;
+  CHECK(c.api.improbe(c.left, 110, c.comm, &flag, &m, &st) == MPI_SUCCESS && flag == 0, "improbe early: %d", flag);
+  c.t.push_back(flag);
+  PMPI_Barrier(c.comm);
+  std::vector<int> a = pattern(c.rank, 110, 7 + c.rank), b = pattern(c.rank, 111, 3), d = pattern(c.rank, 112, 9);
+  MPI_Request r[3];
+  c.api.isend(a.data(), 7 + c.rank, MPI_INT, c.right, 110, c.comm, &r[0]);
+  c.api.isend(b.data(), 3, MPI_INT, c.right, 111, c.comm, &r[1]);
+  c.api.isend(d.data(), 9, MPI_INT, c.right, 112, c.comm, &r[2]);
+  CHECK(c.api.mprobe(c.left, 110, c.comm, &m, &st) == MPI_SUCCESS && m != MPI_MESSAGE_NULL, "mprobe");
+  int count = -1;
+  PMPI_Get_count(&st, MPI_INT, &count);
+  CHECK(count == 7 + c.left && st.MPI_SOURCE == c.left, "mprobe status %d/%d", count, st.MPI_SOURCE);
+  note_status(c.t, st);
+  std::vector<int> in(static_cast<std::size_t>(count), -1);
+  CHECK(c.api.mrecv(in.data(), count, MPI_INT, &m, &st) == MPI_SUCCESS && m == MPI_MESSAGE_NULL, "mrecv");
+  expect_data(in, c.left, 110, "mrecv");
+  note_status(c.t, st);
+  do {
+    c.api.improbe(c.left, 111, c.comm, &flag, &m, &st);
+  } while (!flag);
+  note_status(c.t, st);
+  std::vector<int> in2(3, -1);
+  MPI_Request rr;
+  CHECK(c.api.imrecv(in2.data(), 3, MPI_INT, &m, &rr) == MPI_SUCCESS && c.api.wait(&rr, &st) == MPI_SUCCESS, "imrecv");
+  expect_data(in2, c.left, 111, "imrecv");
+  note_status(c.t, st);
+  CHECK(c.api.mprobe(MPI_ANY_SOURCE, 112, c.comm, &m, &st) == MPI_SUCCESS && st.MPI_SOURCE == c.left, "mprobe any");
+  std::vector<int> in3(9, -1);
+  c.api.mrecv(in3.data(), 9, MPI_INT, &m, &st);
+  expect_data(in3, c.left, 112, "mprobe any");
+  note_status(c.t, st);
+  CHECK(c.api.mprobe(MPI_PROC_NULL, 113, c.comm, &m, &st) == MPI_SUCCESS && m == MPI_MESSAGE_NO_PROC, "mprobe null");
+  note_status(c.t, st);
+  int x = 5;
+  CHECK(c.api.mrecv(&x, 1, MPI_INT, &m, &st) == MPI_SUCCESS && x == 5 && m == MPI_MESSAGE_NULL, "mrecv no_proc");
+  note_status(c.t, st);
+  c.api.waitall(3, r, MPI_STATUSES_IGNORE);
+}
+
+// MPI_Cancel of a receive nobody sends to: Wait reports it cancelled. MPI_Request_get_status of a
+// receive before and after its sender sends: flag 0, then 1 with the status, and the request stays
+// valid until the Wait.
+void cancel_and_get_status(Ctx &c) {
+  int x = -1, flag = -1, cancelled = -1;
+  MPI_Request r;
+  MPI_Status st;
+  c.api.irecv(&x, 1, MPI_INT, c.left, 120, c.comm, &r);
+  CHECK(c.api.cancel(&r) == MPI_SUCCESS, "cancel");
+  CHECK(c.api.wait(&r, &st) == MPI_SUCCESS && r == MPI_REQUEST_NULL, "wait cancelled");
+  PMPI_Test_cancelled(&st, &cancelled);
+  CHECK(cancelled == 1 && x == -1, "receive not cancelled: %d", cancelled);
+  c.t.push_back(cancelled);
+  std::vector<int> in(16, -1), out = pattern(c.rank, 121, 16);
+  c.api.irecv(in.data(), 16, MPI_INT, c.left, 121, c.comm, &r);
+  CHECK(c.api.request_get_status(r, &flag, &st) == MPI_SUCCESS && flag == 0, "get_status early: %d", flag);
+  c.t.push_back(flag);
+  PMPI_Barrier(c.comm);
+  MPI_Request s;
+  c.api.isend(out.data(), 16, MPI_INT, c.right, 121, c.comm, &s);
+  do {
+    c.api.request_get_status(r, &flag, &st);
+  } while (!flag);
+  CHECK(r != MPI_REQUEST_NULL, "get_status freed the request");
+  note_status(c.t, st);
+  CHECK(c.api.wait(&r, &st) == MPI_SUCCESS && r == MPI_REQUEST_NULL, "wait after get_status");
+  note_status(c.t, st);
+  PMPI_Test_cancelled(&st, &cancelled);
+  c.t.push_back(cancelled);
+  c.api.wait(&s, MPI_STATUS_IGNORE);
+  expect_data(in, c.left, 121, "get_status");
+}
+
 Transcript run(const P2pApi &api, MPI_Comm comm) {
   Ctx c{api, comm, 0, 0, 0, 0, {}};
   PMPI_Comm_rank(comm, &c.rank);
@@ -382,7 +530,8 @@ Transcript run(const P2pApi &api, MPI_Comm comm) {
   c.left = (c.rank + c.size - 1) % c.size;
   c.right = (c.rank + 1) % c.size;
   for (auto scenario : {blocking_ring, any_source, sendrecv_shift, send_modes, waitall_mix, waitany_all, some_and_any, test_loop, testall_loop,
-                        free_active, probes, proc_null, self_and_null}) {
+                        free_active, probes, proc_null, self_and_null, persistent, matched_probes,
+                        cancel_and_get_status}) {
     scenario(c);
     c.t.push_back(-999);  // scenario separator
     PMPI_Barrier(comm);
@@ -410,7 +559,10 @@ int main(int argc, char **argv) {
   for (const char *call : {"MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Wait",
                            "MPI_Waitall", "MPI_Waitany", "MPI_Test", "MPI_Testall", "MPI_Request_free", "MPI_Probe",
                            "MPI_Iprobe", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend", "MPI_Issend", "MPI_Irsend",
-                           "MPI_Ibsend", "MPI_Sendrecv_replace", "MPI_Testany", "MPI_Testsome", "MPI_Waitsome"}) {
+                           "MPI_Ibsend", "MPI_Sendrecv_replace", "MPI_Testany", "MPI_Testsome", "MPI_Waitsome",
+                           "MPI_Request_get_status", "MPI_Cancel", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv",
+                           "MPI_Imrecv", "MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init",
+                           "MPI_Recv_init", "MPI_Start", "MPI_Startall"}) {
     CHECK(cohort_call_count(call) > 0, "%s never went through cohort", call);
   }
   CHECK(cohort::wrap::p2p::tracked_requests() == 0, "%zu request records leaked",

@@ -1,6 +1,7 @@
 /* The unwrapped-call watchdog (issue 17, item 9). Rank 2 is killed by COHORT_INJECT_FAILURE (set by the
- * test). Rank 0 then calls MPI_Mprobe for a message from rank 2, a call that cohort does not wrap: it
- * waits forever. cohort must log one line naming MPI_Mprobe (the test's EXPECT). Ranks 1 and 3 wait
+ * test). Rank 0 then calls MPI_Win_fence, a collective that cohort does not wrap, alone (rank 2 is dead,
+ * the others never call it): it waits forever. cohort must log one line naming MPI_Win_fence (the test's
+ * EXPECT). Ranks 1 and 3 wait
  * without MPI. After WAIT_S seconds every live rank prints PASS and exits (rank 0 from a second thread,
  * its main thread being stuck).
  *   wrap_unwrapped WAIT_S
@@ -28,14 +29,14 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(argc == 2 && size == 4, "usage: wrap_unwrapped WAIT_S (4 ranks)");
   wait_s = atoi(argv[1]);
+  MPI_Win win;
+  MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
   MPI_Barrier(MPI_COMM_WORLD);
   pthread_t t;
   pthread_create(&t, NULL, finish_later, NULL);
   if (rank == 0) {
-    MPI_Message msg;
-    MPI_Status st;
-    MPI_Mprobe(2, 0, MPI_COMM_WORLD, &msg, &st);  /* rank 2 never sends: blocks forever */
-    CHECK(0, "MPI_Mprobe returned");
+    MPI_Win_fence(0, win); /* the other ranks never join: blocks forever */
+    CHECK(0, "MPI_Win_fence returned");
   }
   pthread_join(t, NULL);
   return 0;

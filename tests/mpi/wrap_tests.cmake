@@ -30,10 +30,19 @@ foreach(call IN LISTS COHORT_DRIVER_CALLS ITEMS dup split)
   cohort_mpi_test(wrap.fault.${call}.two_before PART wrap NP 4 TIMEOUT 60 PASS 2
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 before:1+2 none)
 endforeach()
+# The nonblocking collectives (COHORT_NONBLOCKING_CALLS, wrap/nbc.hpp): the same matrix and assertions, each
+# request completed by MPI_Wait, or (two_before) by an MPI_Test polling loop.
+foreach(call IN LISTS COHORT_NONBLOCKING_CALLS)
+  cohort_mpi_test(wrap.fault.${call}.before_then_during PART wrap NP 4 TIMEOUT 60 PASS 2
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=${call}.posted,hit=2
+    COMMAND ${_wf} ${call} root=3 before:2 during:1)
+  cohort_mpi_test(wrap.fault.${call}.two_before PART wrap NP 4 TIMEOUT 60 PASS 2
+    ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 complete=test before:1+2 none)
+endforeach()
 
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
 # the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.
-foreach(call IN LISTS COHORT_DRIVER_CALLS)
+foreach(call IN LISTS COHORT_DRIVER_CALLS COHORT_NONBLOCKING_CALLS)
   cohort_mpi_test(wrap.fault.${call}.in_confirmation PART wrap NP 4 TIMEOUT 60 PASS 3
     ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=confirm.posted,hit=2
     COMMAND ${_wf} ${call} root=3 none during:1 none)

@@ -7,6 +7,11 @@ if(COHORT_MPI_NAME STREQUAL "mpich")
 endif()
 cohort_mpi_test(wrap.equiv_4 PART wrap NP 4 TIMEOUT 90 PASS 4 COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args})
 cohort_mpi_test(wrap.equiv_3 PART wrap NP 3 TIMEOUT 90 PASS 3 COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args})
+# The same for the nonblocking collectives (each completed by MPI_Wait or an MPI_Test loop).
+cohort_mpi_test(wrap.equiv_nonblocking_4 PART wrap NP 4 TIMEOUT 90 PASS 4
+  COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args} nonblocking)
+cohort_mpi_test(wrap.equiv_nonblocking_3 PART wrap NP 3 TIMEOUT 90 PASS 3
+  COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args} nonblocking)
 
 # --- wrap: the fault matrix (tests/mpi/wrap_faults.c), generated from wrap/calls.def: every blocking
 # collective the driver runs (COHORT_DRIVER_CALLS, cmake/CohortCalls.cmake) and dup/split. 4 ranks under both MPIs; rank 2 killed just

@@ -82,7 +82,7 @@ class PostState : public nbc::OpState {
   }
   ReceiveSlots *slots(void *buf, Span span) { return &slots_.emplace(buf, span, owned_ ? &slot_bytes_ : nullptr); }
   /// The scratch of the post on s: the substitute's (blocking), or the attempt's own (one per substitute
-  /// posted on: every retry or restart is on a new one).
+  /// posted on: every retry is on a new one).
   PostScratch &scratch(const Substitute &s) {
     if (!owned_) return s.post_scratch();
     if (scratch_.empty() || scratch_.back().first != &s) scratch_.emplace_back(&s, PostScratch{});

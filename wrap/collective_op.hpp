@@ -20,7 +20,7 @@ enum class OpAction {
   begin,         ///< look at the alias's current substitute: begin(root_dead, broken, sub_size)
   dead_root,     ///< apply the dead-root policy (agreed information): dead_root_applied(rc)
   post,          ///< post the nonblocking variant on the substitute: posted(rc)
-  hook,          ///< once per call (first attempt): reach the call's inject point: hooked()
+  hook,          ///< first attempt only: reach the call's inject point: hooked()
   poll,          ///< test the request: completed(rc, failure_known) or broken(); nothing while pending
   confirm,       ///< post the confirmation barrier on the substitute: confirm_posted(ok)
   poll_confirm,  ///< test the barrier: confirmed() or confirm_broken(); nothing while pending
@@ -68,7 +68,7 @@ class CollectiveOp {
     if (root_dead) {
       action_ = OpAction::dead_root;
     } else if (broken) {
-      action_ = !hooked_ ? OpAction::hook : OpAction::agree;
+      action_ = attempt_ == 0 ? OpAction::hook : OpAction::agree;
     } else {
       action_ = OpAction::post;
     }
@@ -79,24 +79,9 @@ class CollectiveOp {
   void posted(int rc) {
     if (rc != 0) return finish(OpOutcome::error, rc);
     posted_ = true;
-    action_ = !hooked_ ? OpAction::hook : OpAction::poll;
+    action_ = attempt_ == 0 ? OpAction::hook : OpAction::poll;
   }
-  void hooked() {
-    hooked_ = true;
-    action_ = posted_ ? OpAction::poll : OpAction::agree;
-  }
-  /// Drops the attempt in progress without an agreement and begins again (same attempt number; the hook
-  /// is not reached again). For a nonblocking collective started while an earlier one on its alias was
-  /// unfinished: it was posted on the substitute current then, and when its turn comes the earlier one
-  /// has shrunk that substitute. Every survivor's first post that counts is then on the new substitute
-  /// (ranks that started it later posted there already and do not restart), so no agreement is needed.
-  /// Valid before the request was found completed (next() is begin, dead_root, post, hook, poll or agree).
-  void restart() {
-    completed_ = false;
-    posted_ = false;
-    request_rc_ = 0;
-    action_ = OpAction::begin;
-  }
+  void hooked() { action_ = posted_ ? OpAction::poll : OpAction::agree; }
   /// rc: MPI's code for this rank's completed request (kept for the outcome); failure_known: a member of
   /// the substitute is known dead now (then the survivors agree instead of confirming).
   void completed(int rc, bool failure_known) {
@@ -164,7 +149,7 @@ class CollectiveOp {
   After after_shrink_ = After::finish;
   Window window_ = Window::same_call;
   int attempt_ = 0, sub_size_ = 0, request_rc_ = 0;
-  bool completed_ = false, posted_ = false, hooked_ = false;
+  bool completed_ = false, posted_ = false;
 };
 
 }  // namespace cohort::wrap

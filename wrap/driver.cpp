@@ -205,24 +205,6 @@ void OpAdapter::abandon() {
   abandoned_ = true;
 }
 
-bool OpAdapter::restart_if_stale() {
-  if (sub_ == nullptr || sub_ == &alias_.current()) return false;
-  switch (op_.next()) {
-    case OpAction::dead_root:
-    case OpAction::post:
-    case OpAction::hook:
-    case OpAction::poll:
-    case OpAction::agree: break;
-    default: return false;
-  }
-  if (req_ != MPI_REQUEST_NULL) abandon();
-  req_ = MPI_REQUEST_NULL;
-  refused_ = false;
-  COHORT_LOG_DEBUG("%s: posted before an earlier collective shrank the substitute; posting again", call_.name);
-  op_.restart();
-  return true;
-}
-
 bool OpAdapter::poll(bool wait_) {
   int rc = MPI_SUCCESS;
   WaitResult waited;
@@ -280,15 +262,6 @@ bool OpAdapter::poll_confirm(bool wait_) {
     op_.confirm_broken();
   }
   return true;
-}
-
-bool OpAdapter::step_early(PostFn post) {
-  switch (op_.next()) {
-    case OpAction::begin:
-    case OpAction::post:
-    case OpAction::hook: return step(post, false);
-    default: return false;
-  }
 }
 
 bool OpAdapter::step(PostFn post, bool wait_) {

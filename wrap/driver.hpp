@@ -231,15 +231,8 @@ class OpAdapter {
   /// completes or a member is known dead (the blocking form); otherwise they test once. Returns false when
   /// nothing moved (a request still pending), true otherwise.
   bool step(PostFn post, bool wait);
-  /// Steps no further than the post and the inject point (the actions that need no turn on the alias:
-  /// for a nonblocking collective behind an unfinished earlier one). Returns true while it could move.
-  bool step_early(PostFn post);
   /// The action ahead (wrap/collective_op.hpp).
   OpAction next() const;
-  /// The substitute the attempt runs on is no longer the alias's current one (an earlier nonblocking
-  /// collective shrank it): the attempt is dropped, its request abandoned, and it begins again on the
-  /// current one (CollectiveOp::restart). Returns true when it restarted.
-  bool restart_if_stale();
   /// A request of this operation was abandoned: what its posts used must never be freed.
   bool abandoned() const { return abandoned_; }
   /// Once next() is done: MPI_SUCCESS, the policy's result, or an MPI error code (already passed to the

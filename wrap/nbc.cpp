@@ -69,19 +69,18 @@ void finish(Op &op) {
   detail::in_flight.fetch_sub(1, std::memory_order_relaxed);
 }
 
-// One pass over the operations (g_drive held): each takes the steps it can without waiting; only the
-// oldest unfinished one of its alias tests, confirms, agrees or shrinks.
+// One pass over the operations (g_drive held): the oldest unfinished one of each alias (its turn) takes
+// the steps it can without waiting; the others wait for their turn, not even posted.
+// NOTE: posting the later ones early would let ranks interleave their posts with the turn's confirmation
+// barrier in different orders on one communicator (a rank whose turn completed inside the next start posts
+// its barrier first): Open MPI 4.1's libnbc then matches the wrong operations (MPI_ERR_TRUNCATE), MPICH
+// would too.
 void advance() {
   std::vector<const Alias *> waiting;  // aliases whose turn is taken by an unfinished operation
   bool finished = false;
   for (auto &p : g_ops) {
     Op &op = *p;
-    if (std::find(waiting.begin(), waiting.end(), op.alias) != waiting.end()) {
-      while (op.adapter.step_early(op.post)) {
-      }
-      continue;
-    }
-    op.adapter.restart_if_stale();
+    if (std::find(waiting.begin(), waiting.end(), op.alias) != waiting.end()) continue;
     while (op.adapter.next() != OpAction::done && op.adapter.step(op.post, false)) {
     }
     if (op.adapter.next() == OpAction::done) {
@@ -139,7 +138,7 @@ int start(Alias &alias, const CallDesc &call, std::unique_ptr<OpState> state, Ow
   Driving d;
   detail::in_flight.fetch_add(1, std::memory_order_relaxed);
   g_ops.push_back(std::move(op));
-  advance();  // posts it (and, if it is the alias's turn, moves it as far as it goes)
+  advance();  // posts it if it is the alias's turn, and moves it as far as it goes
   return MPI_SUCCESS;
 }
 

@@ -10,11 +10,11 @@
 // operations (finish_all), as MPI orders collectives on a communicator.
 //
 // Order: the program starts collectives on a communicator in the same order on every rank, so the alias's
-// call number (Alias::next_call) names an operation uniformly. Operations of one alias are posted as they
-// are started, but only the oldest unfinished one (its *turn*) tests its request, confirms, agrees or
-// shrinks, so the survivors run the confirmation barriers and agreements of an alias in start order. One
-// posted before an earlier one shrank the substitute is posted again on the new one when its turn comes
-// (OpAdapter::restart_if_stale).
+// call number (Alias::next_call) names an operation uniformly. Only the oldest unfinished operation of an
+// alias (its *turn*) moves: it posts, tests, confirms, agrees or shrinks; the next one is posted once it
+// is done. So every survivor posts an alias's operations and their confirmation barriers in the same order
+// on the same substitute, and runs their agreements in start order. (Several in flight on one alias thus
+// progress one after the other; each still overlaps the program's computation and point-to-point.)
 //
 // Buffers: the program's buffers belong to the operation until its request completes (as MPI says). What
 // the posts give MPI (saved inputs, positional layouts) is owned by the operation, one PostScratch per
@@ -45,7 +45,7 @@ struct OpState {
 using OwnedPostFn = std::function<int(const Substitute &sub, int sub_root, MPI_Request *req)>;
 
 /// Starts the nonblocking collective `call` on alias (call.request: where the program's request goes):
-/// posts it (unless an earlier one of the alias is unfinished and its substitute broken) and returns
+/// posts it (if no earlier one of the alias is unfinished) and returns
 /// MPI_SUCCESS with *call.request set, or an MPI error code (MPI_Grequest_start failed). state: what post
 /// captures by reference; kept until the operation is done.
 int start(Alias &alias, const CallDesc &call, std::unique_ptr<OpState> state, OwnedPostFn post);

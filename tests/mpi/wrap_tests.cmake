@@ -45,6 +45,16 @@ foreach(call IN LISTS COHORT_NONBLOCKING_CALLS)
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 complete=test before:1+2 none)
 endforeach()
 
+# Nonblocking collectives beyond the matrix (tests/mpi/wrap_nbc.c): three in flight with point-to-point
+# requests in one MPI_Waitall while a rank is dead (and one dies inside the first), MPI_Test and
+# MPI_Testall polling loops, MPI_Request_free after the failures.
+cohort_test_program(wrap_nbc wrap_nbc.c)
+cohort_mpi_test(wrap.nbc.mixed_one_killed PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COHORT_ON_DEAD_PEER_RECV=skip COMMAND $<TARGET_FILE:wrap_nbc> 2)
+cohort_mpi_test(wrap.nbc.mixed_killed_during PART wrap NP 4 TIMEOUT 60 PASS 2
+  ENV ${_wrap_hb} COHORT_ON_DEAD_PEER_RECV=skip COHORT_INJECT_FAILURE=rank=1,at=iallreduce.posted,hit=2
+  COMMAND $<TARGET_FILE:wrap_nbc> 2)
+
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
 # the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.
 foreach(call IN LISTS COHORT_DRIVER_CALLS COHORT_NONBLOCKING_CALLS)

@@ -232,7 +232,8 @@ int post_MPI_Gather(Alias &alias, const CallDesc &call, const void *sendbuf, int
                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
-  ReceiveSlots *slots = alias_rank(alias) == root ? x.slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype)) : nullptr;
+  ReceiveSlots *slots =
+      alias_rank(alias) == root ? x.slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype)) : nullptr;
   return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     if (slots) slots->before_post();
     if (s.map.complete())
@@ -402,13 +403,13 @@ int post_MPI_Reduce_scatter(Alias &alias, const CallDesc &call, const void *send
     if (s.map.complete()) return PMPI_Ireduce_scatter(in, recvbuf, recvcounts, type, op, s.comm, req);
     PositionalLayout &l = x.scratch(s).layouts[0];
     members_of(s.map, recvcounts, &l.counts);
-    return PMPI_Ireduce_scatter(pack_members(s, x.scratch(s).bytes, in, recvcounts, type), recvbuf, l.counts.data(), type, op,
-                                s.comm, req);
+    return PMPI_Ireduce_scatter(pack_members(s, x.scratch(s).bytes, in, recvcounts, type), recvbuf, l.counts.data(),
+                                type, op, s.comm, req);
   });
 }
 
-int post_MPI_Reduce_scatter_block(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf,
-                                  int recvcount, MPI_Datatype type, MPI_Op op, MPI_Comm) {
+int post_MPI_Reduce_scatter_block(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int recvcount,
+                                  MPI_Datatype type, MPI_Op op, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
   const int n = alias_size(alias);
@@ -416,8 +417,8 @@ int post_MPI_Reduce_scatter_block(Alias &alias, const CallDesc &call, const void
   return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
     if (s.map.complete()) return PMPI_Ireduce_scatter_block(in, recvbuf, recvcount, type, op, s.comm, req);
     std::vector<int> counts(static_cast<std::size_t>(n), recvcount);
-    return PMPI_Ireduce_scatter_block(pack_members(s, x.scratch(s).bytes, in, counts.data(), type), recvbuf, recvcount, type, op,
-                                      s.comm, req);
+    return PMPI_Ireduce_scatter_block(pack_members(s, x.scratch(s).bytes, in, counts.data(), type), recvbuf, recvcount,
+                                      type, op, s.comm, req);
   });
 }
 
@@ -440,7 +441,6 @@ int post_MPI_Exscan(Alias &alias, const CallDesc &call, const void *sendbuf, voi
   });
 }
 
-
 // ---- The nonblocking collectives: each runs its blocking twin's post function with the program's request
 // (CallDesc::request), which makes it a nonblocking operation (wrap/nbc.hpp) instead of running it to the end.
 
@@ -454,53 +454,88 @@ CallDesc nonblocking(const CallDesc &call, MPI_Request *request) {
 int post_MPI_Ibarrier(Alias &alias, const CallDesc &call, MPI_Comm comm, MPI_Request *request) {
   return post_MPI_Barrier(alias, nonblocking(call, request), comm);
 }
-int post_MPI_Ibcast(Alias &alias, const CallDesc &call, void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
+int post_MPI_Ibcast(Alias &alias, const CallDesc &call, void *buffer, int count, MPI_Datatype datatype, int root,
+                    MPI_Comm comm, MPI_Request *request) {
   return post_MPI_Bcast(alias, nonblocking(call, request), buffer, count, datatype, root, comm);
 }
-int post_MPI_Ireduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
+int post_MPI_Ireduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
   return post_MPI_Reduce(alias, nonblocking(call, request), sendbuf, recvbuf, count, datatype, op, root, comm);
 }
-int post_MPI_Iallreduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+int post_MPI_Iallreduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
   return post_MPI_Allreduce(alias, nonblocking(call, request), sendbuf, recvbuf, count, datatype, op, comm);
 }
-int post_MPI_Iscan(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+int post_MPI_Iscan(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
   return post_MPI_Scan(alias, nonblocking(call, request), sendbuf, recvbuf, count, datatype, op, comm);
 }
-int post_MPI_Iexscan(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+int post_MPI_Iexscan(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
   return post_MPI_Exscan(alias, nonblocking(call, request), sendbuf, recvbuf, count, datatype, op, comm);
 }
-int post_MPI_Igather(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Gather(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+int post_MPI_Igather(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Request *request) {
+  return post_MPI_Gather(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         root, comm);
 }
-int post_MPI_Igatherv(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Gatherv(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+int post_MPI_Igatherv(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Gatherv(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                          recvtype, root, comm);
 }
-int post_MPI_Iscatter(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Scatter(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+int post_MPI_Iscatter(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Request *request) {
+  return post_MPI_Scatter(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          root, comm);
 }
-int post_MPI_Iscatterv(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Scatterv(alias, nonblocking(call, request), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+int post_MPI_Iscatterv(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[],
+                       const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Scatterv(alias, nonblocking(call, request), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                           recvtype, root, comm);
 }
-int post_MPI_Iallgather(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Allgather(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+int post_MPI_Iallgather(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Allgather(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, comm);
 }
-int post_MPI_Iallgatherv(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Allgatherv(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+int post_MPI_Iallgatherv(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Allgatherv(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                             displs, recvtype, comm);
 }
-int post_MPI_Ialltoall(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Alltoall(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+int post_MPI_Ialltoall(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Alltoall(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm);
 }
-int post_MPI_Ialltoallv(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Alltoallv(alias, nonblocking(call, request), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+int post_MPI_Ialltoallv(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Alltoallv(alias, nonblocking(call, request), sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                            recvcounts, rdispls, recvtype, comm);
 }
-int post_MPI_Ialltoallw(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Alltoallw(alias, nonblocking(call, request), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+int post_MPI_Ialltoallw(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Alltoallw(alias, nonblocking(call, request), sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                            recvcounts, rdispls, recvtypes, comm);
 }
-int post_MPI_Ireduce_scatter(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+int post_MPI_Ireduce_scatter(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf,
+                             const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                             MPI_Request *request) {
   return post_MPI_Reduce_scatter(alias, nonblocking(call, request), sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
-int post_MPI_Ireduce_scatter_block(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-  return post_MPI_Reduce_scatter_block(alias, nonblocking(call, request), sendbuf, recvbuf, recvcount, datatype, op, comm);
+int post_MPI_Ireduce_scatter_block(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf,
+                                   int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                   MPI_Request *request) {
+  return post_MPI_Reduce_scatter_block(alias, nonblocking(call, request), sendbuf, recvbuf, recvcount, datatype, op,
+                                       comm);
 }
 
 }  // namespace coll
@@ -515,12 +550,12 @@ using namespace cohort::wrap;  // NOLINT: the generated extern "C" entry points 
 #define COHORT_ROOT_root root
 #define COHORT_ROOT_none -1
 #define COHORT_ENTRY_own(name, params, args, root)
-#define COHORT_ENTRY_driver(name, params, args, root)                                                   \
-  extern "C" int __wrap_##name params {                                                                 \
-    count_call(CallId::name);                                                                           \
-    Alias *a = find_alias(comm);                                                                        \
-    if (a == nullptr) return P##name args;                                                              \
-    return coll::post_##name(*a, describe(CallId::name, COHORT_ROOT_##root), COHORT_UNPAREN args);      \
+#define COHORT_ENTRY_driver(name, params, args, root)                                              \
+  extern "C" int __wrap_##name params {                                                            \
+    count_call(CallId::name);                                                                      \
+    Alias *a = find_alias(comm);                                                                   \
+    if (a == nullptr) return P##name args;                                                         \
+    return coll::post_##name(*a, describe(CallId::name, COHORT_ROOT_##root), COHORT_UNPAREN args); \
   }
 #define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry) \
   COHORT_ENTRY_##entry(name, params, args, root)

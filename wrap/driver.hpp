@@ -163,8 +163,8 @@ Unregistered unregister_alias(MPI_Comm comm);
 
 /// Applies `policy` for a call whose needed rank is dead: abort (one line naming the call and `what`,
 /// the job stops), skip (returns MPI_SUCCESS) or error (the alias's error handler with
-/// an error code of class cohort_err_proc_failed(), returns that code). Every survivor must reach the same decision: call it
-/// only on agreed information (membership of the substitute), never on the local detector view alone.
+/// an error code of class cohort_err_proc_failed(), returns that code). Every survivor must reach the same decision:
+/// call it only on agreed information (membership of the substitute), never on the local detector view alone.
 int apply_policy(const Alias &alias, Policy policy, const char *call, const char *what);
 
 /// A non-owning reference to a callable (no allocation; the callable must outlive the call).

@@ -75,7 +75,8 @@ int blocking_send(const char *call, p2p::IsendFn isend, int first, const void *b
 int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status,
              const char *call) {
-  Op ops[2] = {p2p::make_op(Dir::recv, source, recvtag, comm, call), p2p::make_op(Dir::send, dest, sendtag, comm, call)};
+  Op ops[2] = {p2p::make_op(Dir::recv, source, recvtag, comm, call),
+               p2p::make_op(Dir::send, dest, sendtag, comm, call)};
   MPI_Request reqs[2];
   int rc = p2p::post_recv(recvbuf, recvcount, recvtype, ops[0], &reqs[0]);
   if (rc != MPI_SUCCESS) return rc;

@@ -86,7 +86,9 @@ typedef int (*AllFn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
 static int allreduce(const void *s, void *r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m) {
   return MPI_Allreduce(s, r, c, t, o, m);
 }
-static int scan(const void *s, void *r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m) { return MPI_Scan(s, r, c, t, o, m); }
+static int scan(const void *s, void *r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m) {
+  return MPI_Scan(s, r, c, t, o, m);
+}
 static const struct {
   const char *name;
   AllFn wrapped, raw;
@@ -308,8 +310,10 @@ int main(int argc, char **argv) {
   CHECK(MPI_Comm_free(&dup) == MPI_SUCCESS && dup == MPI_COMM_NULL, "MPI_Comm_free");
   PMPI_Comm_free(&raw_half);
   PMPI_Comm_free(&raw_dup);
-  CHECK(cohort_call_count(nb ? "MPI_Ibcast" : "MPI_Bcast") > 0 && cohort_call_count("MPI_Comm_split") == 2, "wrappers entered");
-  CHECK(cohort_call_count(nb ? "MPI_Ialltoallw" : "MPI_Alltoallw") > 0 && cohort_call_count("MPI_Reduce_local") > 0, "new wrappers entered");
+  CHECK(cohort_call_count(nb ? "MPI_Ibcast" : "MPI_Bcast") > 0 && cohort_call_count("MPI_Comm_split") == 2,
+        "wrappers entered");
+  CHECK(cohort_call_count(nb ? "MPI_Ialltoallw" : "MPI_Alltoallw") > 0 && cohort_call_count("MPI_Reduce_local") > 0,
+        "new wrappers entered");
   MPI_Type_free(&strided);
   MPI_Type_free(&vec);
   TEST_PASS("%d ranks: every collective equals raw MPI", size);

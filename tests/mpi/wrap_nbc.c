@@ -28,9 +28,11 @@ static unsigned all_ranks(void) { return (1u << size) - 1; }
 
 static void check_sum(const long long *v, const char *what, int round) {
   unsigned mask = (unsigned)v[0];
-  for (int j = 0; j < COUNT; ++j) CHECK(v[j] == (j + 1) * (long long)mask, "round %d %s: element %d is %lld", round, what, j, v[j]);
+  for (int j = 0; j < COUNT; ++j)
+    CHECK(v[j] == (j + 1) * (long long)mask, "round %d %s: element %d is %lld", round, what, j, v[j]);
   unsigned alive = all_ranks() & ~dead;
-  CHECK((mask & ~alive) == 0, "round %d %s: contributors 0x%x include ranks dead before (alive 0x%x)", round, what, mask, alive);
+  CHECK((mask & ~alive) == 0, "round %d %s: contributors 0x%x include ranks dead before (alive 0x%x)", round, what,
+        mask, alive);
   CHECK((mask >> rank) & 1, "round %d %s: my contribution is missing (0x%x)", round, what, mask);
 }
 
@@ -62,13 +64,14 @@ static unsigned mixed_round(int round) {
   CHECK(rc == MPI_SUCCESS, "round %d: MPI_Waitall returned %d", round, rc);
   for (int i = 0; i < 5; ++i) CHECK(r[i] == MPI_REQUEST_NULL, "round %d: request %d still active", round, i);
   check_sum(sum, "MPI_Iallreduce", round);
-  for (int j = 0; j < COUNT; ++j) CHECK(bc[j] == block(ROOT, j), "round %d MPI_Ibcast: element %d is %lld", round, j, bc[j]);
+  for (int j = 0; j < COUNT; ++j)
+    CHECK(bc[j] == block(ROOT, j), "round %d MPI_Ibcast: element %d is %lld", round, j, bc[j]);
   unsigned present = 0;
   for (int q = 0; q < size; ++q) {
     int here = all[q * COUNT] != UNTOUCHED;
     for (int j = 0; j < COUNT; ++j)
-      CHECK(all[q * COUNT + j] == (here ? block(q, j) : UNTOUCHED), "round %d MPI_Iallgather: slot %d element %d is %lld",
-            round, q, j, all[q * COUNT + j]);
+      CHECK(all[q * COUNT + j] == (here ? block(q, j) : UNTOUCHED),
+            "round %d MPI_Iallgather: slot %d element %d is %lld", round, q, j, all[q * COUNT + j]);
     present |= (unsigned)here << q;
   }
   CHECK((present & dead) == 0 && (present >> rank) & 1, "round %d MPI_Iallgather: slots 0x%x (dead before 0x%x)", round,
@@ -77,7 +80,8 @@ static unsigned mixed_round(int round) {
   if (st[1].MPI_SOURCE == MPI_PROC_NULL)
     CHECK(got == UNTOUCHED && round == 2, "round %d: receive from %d skipped (wrote %lld)", round, prev, got);
   else
-    CHECK(got == prev * 10 + round && st[1].MPI_SOURCE == prev, "round %d: received %lld from %d", round, got, st[1].MPI_SOURCE);
+    CHECK(got == prev * 10 + round && st[1].MPI_SOURCE == prev, "round %d: received %lld from %d", round, got,
+          st[1].MPI_SOURCE);
   return (unsigned)sum[0];
 }
 
@@ -121,7 +125,8 @@ int main(int argc, char **argv) {
   long long freed[COUNT];
   CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &r[0]) == MPI_SUCCESS, "MPI_Ibarrier");
   CHECK(MPI_Request_free(&r[0]) == MPI_SUCCESS && r[0] == MPI_REQUEST_NULL, "MPI_Request_free (MPI_Ibarrier)");
-  CHECK(MPI_Iallreduce(in, freed, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, &r[1]) == MPI_SUCCESS, "MPI_Iallreduce");
+  CHECK(MPI_Iallreduce(in, freed, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, &r[1]) == MPI_SUCCESS,
+        "MPI_Iallreduce");
   CHECK(MPI_Request_free(&r[1]) == MPI_SUCCESS && r[1] == MPI_REQUEST_NULL, "MPI_Request_free (MPI_Iallreduce)");
   for (int j = 0; j < COUNT; ++j) sum[j] = UNTOUCHED;
   CHECK(MPI_Allreduce(in, sum, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "MPI_Allreduce");

@@ -117,7 +117,8 @@ int main(int argc, char **argv) {
   for (int j = 0; j < COUNT; ++j) sum[j] = UNTOUCHED;
   CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &r[0]) == MPI_SUCCESS, "MPI_Ibarrier");
   CHECK(MPI_Iallreduce(in, sum, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, &r[1]) == MPI_SUCCESS, "MPI_Iallreduce");
-  for (flag = 0; !flag;) CHECK(MPI_Testall(2, r, &flag, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "MPI_Testall");
+  MPI_Status sts[2];
+  for (flag = 0; !flag;) CHECK(MPI_Testall(2, r, &flag, sts) == MPI_SUCCESS, "MPI_Testall");
   check_sum(sum, "MPI_Iallreduce (MPI_Testall loop)", 3);
   CHECK((unsigned)sum[0] == m3, "MPI_Testall loop: contributors 0x%x, MPI_Test loop 0x%x", (unsigned)sum[0], m3);
 

@@ -157,7 +157,16 @@ void finish_all(Alias &alias) {
 bool drive_until_done(MPI_Request req) {
   if (t_inside || !any_in_flight()) return false;
   Driving d;
-  if (find(req) == nullptr) return false;
+  Op *op = find(req);
+  if (op == nullptr) return false;
+  if (g_ops.size() == 1) {
+    // NOTE: the only operation in flight: it waits in cohort's poll loop as a blocking call does (no other
+    // operation needs this rank to move meanwhile). With others in flight every pass moves all of them.
+    while (op->adapter.next() != OpAction::done) op->adapter.step(op->post, true);
+    finish(*op);
+    g_ops.clear();
+    return true;
+  }
   advance_until([&] { return find(req) == nullptr; });
   return true;
 }

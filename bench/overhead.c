@@ -18,7 +18,8 @@
  * nb_us,nb_confirm_us,nb_ratio (= nb/real),nb_confirm_ratio (= nb_confirm/real).
  * Calls: MPI_Barrier, MPI_Bcast (root 0), MPI_Reduce (MPI_SUM of doubles, root 0), MPI_Allreduce
  * (MPI_SUM of doubles), MPI_Gatherv (root 0, every rank's block of the size at its offset) and
- * MPI_Alltoall (a block of the size to every rank); sizes 8 B and 64 KiB (per block for Gatherv and
+ * MPI_Alltoall (a block of the size to every rank), and MPI_Iallreduce+Wait (MPI_Iallreduce then MPI_Wait, as
+ * MPI_Allreduce; its nb floors are MPI_Allreduce's); sizes 8 B and 64 KiB (per block for Gatherv and
  * Alltoall). The batch time is the slowest rank's. */
 #include <mpi.h>
 #include <stdio.h>
@@ -34,6 +35,8 @@
 #define __real_MPI_Allreduce PMPI_Allreduce
 #define __real_MPI_Gatherv PMPI_Gatherv
 #define __real_MPI_Alltoall PMPI_Alltoall
+#define __real_MPI_Iallreduce PMPI_Iallreduce
+#define __real_MPI_Wait PMPI_Wait
 #else
 int __real_MPI_Barrier(MPI_Comm comm);
 int __real_MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
@@ -42,10 +45,14 @@ int __real_MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, M
 int __real_MPI_Gatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int d[], MPI_Datatype rt,
                        int root, MPI_Comm comm);
 int __real_MPI_Alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm);
+int __real_MPI_Iallreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *req);
+int __real_MPI_Wait(MPI_Request *req, MPI_Status *status);
 #endif
 
-typedef enum { BARRIER, BCAST, REDUCE, ALLREDUCE, GATHERV, ALLTOALL } Op;
-static const char *names[] = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gatherv", "MPI_Alltoall"};
+typedef enum { BARRIER, BCAST, REDUCE, ALLREDUCE, GATHERV, ALLTOALL, IALLREDUCE } Op;
+static const char *names[] = {"MPI_Barrier", "MPI_Bcast",    "MPI_Reduce",         "MPI_Allreduce",
+                              "MPI_Gatherv", "MPI_Alltoall", "MPI_Iallreduce+Wait"};
 static int *counts, *displs; /* Gatherv: n per rank, rank r's block at r * n */
 typedef enum { REAL, NB, NB_CONFIRM, WRAPPED, VARIANTS } Variant;
 
@@ -63,7 +70,8 @@ static void nonblocking(Op op, int confirm, double *a, double *b, int n) {
     case BARRIER: PMPI_Ibarrier(world_dup, &req); break;
     case BCAST: PMPI_Ibcast(a, n, MPI_DOUBLE, 0, world_dup, &req); break;
     case REDUCE: PMPI_Ireduce(a, b, n, MPI_DOUBLE, MPI_SUM, 0, world_dup, &req); break;
-    case ALLREDUCE: PMPI_Iallreduce(a, b, n, MPI_DOUBLE, MPI_SUM, world_dup, &req); break;
+    case ALLREDUCE:
+    case IALLREDUCE: PMPI_Iallreduce(a, b, n, MPI_DOUBLE, MPI_SUM, world_dup, &req); break;
     case GATHERV: PMPI_Igatherv(a, n, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, 0, world_dup, &req); break;
     case ALLTOALL: PMPI_Ialltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, world_dup, &req); break;
   }
@@ -101,6 +109,17 @@ static void one(Op op, Variant v, double *a, double *b, int n) {
       wrapped ? MPI_Alltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, MPI_COMM_WORLD)
               : __real_MPI_Alltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, MPI_COMM_WORLD);
       break;
+    case IALLREDUCE: {
+      MPI_Request req;
+      if (wrapped) {
+        MPI_Iallreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+      } else {
+        __real_MPI_Iallreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
+        __real_MPI_Wait(&req, MPI_STATUS_IGNORE);
+      }
+      break;
+    }
   }
 }
 
@@ -159,7 +178,7 @@ int main(int argc, char **argv) {
                    "nb_us,nb_confirm_us,nb_ratio,nb_confirm_ratio\n");
     else fclose(probe);
   }
-  for (int op = BARRIER; op <= ALLTOALL; ++op) {
+  for (int op = BARRIER; op <= IALLREDUCE; ++op) {
     for (int si = 0; si < 2; ++si) {
       if (op == BARRIER && si == 1) continue;
       int bytes = op == BARRIER ? 0 : sizes[si], n = bytes / (int)sizeof(double);
@@ -180,7 +199,7 @@ int main(int argc, char **argv) {
       double m[VARIANTS];
       for (int v = 0; v < VARIANTS; ++v) m[v] = median(t[v], batches) * 1e6;
       if (rank == 0) {
-        printf("%-14s %6d B  %2d ranks  real %9.2f us  nb %9.2f us  nb+barrier %9.2f us  wrapped %9.2f us  "
+        printf("%-19s %6d B  %2d ranks  real %9.2f us  nb %9.2f us  nb+barrier %9.2f us  wrapped %9.2f us  "
                "ratio %.3f  (nb %.3f, nb+barrier %.3f; %d x %d calls)\n",
                names[op], bytes, size, m[REAL], m[NB], m[NB_CONFIRM], m[WRAPPED], m[WRAPPED] / m[REAL],
                m[NB] / m[REAL], m[NB_CONFIRM] / m[REAL], batches, k);

@@ -8,27 +8,18 @@
 
 #include <algorithm>
 #include <cstring>
+#include <list>
+#include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
+#include "wrap/nbc.hpp"
 
 namespace cohort::wrap {
 namespace {
-
-// The input of a reduction: sendbuf, or under MPI_IN_PLACE a saved copy of recvbuf (SavedInput).
-class ReductionInput {
- public:
-  ReductionInput(const void *sendbuf, const void *recvbuf, int count, MPI_Datatype type) : data_(sendbuf) {
-    if (sendbuf == MPI_IN_PLACE) data_ = saved_.emplace(recvbuf, count, type).data();
-  }
-  const void *data() const { return data_; }
-
- private:
-  std::optional<SavedInput> saved_;
-  const void *data_;
-};
 
 // The byte span [lo, hi) of buf that blocks (counts[i] elements of types[i], or of `type`, at displs[i]
 // elements, or bytes with byte_displs) cover, true extents included.
@@ -54,11 +45,12 @@ MPI_Aint extent_of(MPI_Datatype type) {
 // A positional receive buffer (Gather at the root, Allgather, Alltoall, ...): its span is saved before
 // the first attempt and restored before every retry, since an abandoned attempt may have written the
 // slots of ranks that were then found dead (their slots must stay untouched), or, under MPI_IN_PLACE,
-// the input. Uses a per-thread buffer: one ReceiveSlots per thread at a time.
+// the input. Uses a per-thread buffer unless given one: one such ReceiveSlots per thread at a time.
 class ReceiveSlots {
  public:
-  ReceiveSlots(void *buf, Span span) : buf_(static_cast<char *>(buf)), span_(span) {
-    thread_local std::vector<char> storage;
+  ReceiveSlots(void *buf, Span span, std::vector<char> *own) : buf_(static_cast<char *>(buf)), span_(span) {
+    thread_local std::vector<char> per_thread;
+    std::vector<char> &storage = own != nullptr ? *own : per_thread;
     std::size_t n = span.hi > span.lo ? static_cast<std::size_t>(span.hi - span.lo) : 0;
     if (storage.size() < n) storage.resize(n);
     if (n > 0) std::memcpy(storage.data(), buf_ + span.lo, n);
@@ -75,6 +67,55 @@ class ReceiveSlots {
   Span span_;
   const char *saved_ = nullptr;
   int posts_ = 0;
+};
+
+// What a post function's attempts share (its saved input, its receive slots, the scratch of each post),
+// and where it lives: on the post function's stack for a blocking call; for a nonblocking one, owned by the
+// operation (wrap/nbc.hpp), with a PostScratch per attempt instead of the substitute's.
+class PostState : public nbc::OpState {
+ public:
+  explicit PostState(bool owned) : owned_(owned) {}
+  /// The input of a reduction: sendbuf, or under MPI_IN_PLACE a saved copy of recvbuf (SavedInput).
+  const void *input(const void *sendbuf, const void *recvbuf, int count, MPI_Datatype type) {
+    if (sendbuf != MPI_IN_PLACE) return sendbuf;
+    return saved_.emplace(recvbuf, count, type, owned_ ? &input_bytes_ : nullptr).data();
+  }
+  ReceiveSlots *slots(void *buf, Span span) { return &slots_.emplace(buf, span, owned_ ? &slot_bytes_ : nullptr); }
+  /// The scratch of the post on s: the substitute's (blocking), or the attempt's own (one per substitute
+  /// posted on: every retry is on a new one).
+  PostScratch &scratch(const Substitute &s) {
+    if (!owned_) return s.post_scratch();
+    if (scratch_.empty() || scratch_.back().first != &s) scratch_.emplace_back(&s, PostScratch{});
+    return scratch_.back().second;
+  }
+
+ private:
+  bool owned_;
+  std::optional<SavedInput> saved_;
+  std::optional<ReceiveSlots> slots_;
+  std::vector<char> input_bytes_, slot_bytes_;
+  std::list<std::pair<const Substitute *, PostScratch>> scratch_;
+};
+
+// Runs a post function's attempts: to the end (run(), blocking), or as a nonblocking collective whose
+// request is call.request (nbc::start), which then owns the PostState and the post lambda.
+class Launch {
+ public:
+  explicit Launch(const CallDesc &call) : call_(call) {
+    if (call.request != nullptr) owned_ = std::make_unique<PostState>(true);
+  }
+  PostState &state() { return owned_ ? *owned_ : local_; }
+  /// post: captures by value, and the state by reference.
+  template <typename F>
+  int run(Alias &alias, F &&post) {
+    if (!owned_) return cohort::wrap::run(alias, call_, post);
+    return nbc::start(alias, call_, std::move(owned_), nbc::OwnedPostFn(std::forward<F>(post)));
+  }
+
+ private:
+  const CallDesc &call_;
+  PostState local_{false};
+  std::unique_ptr<PostState> owned_;
 };
 
 // Uniform blocks of `count` elements for alias ranks 0..n-1.
@@ -102,8 +143,9 @@ int alias_rank(const Alias &a) {
 
 // Reduce_scatter's input without the blocks of dead ranks: `in` holds alias rank r's block of
 // alias_counts[r] elements after the blocks of ranks 0..r-1; the members' blocks are copied, in substitute
-// rank order, into s.scratch() (byte for byte over their true extent). Returns the packed input.
-const void *pack_members(const Substitute &s, const void *in, const int *alias_counts, MPI_Datatype type) {
+// rank order, into out (byte for byte over their true extent). Returns the packed input.
+const void *pack_members(const Substitute &s, std::vector<char> &out, const void *in, const int *alias_counts,
+                         MPI_Datatype type) {
   MPI_Aint lb, extent, true_lb, true_extent;
   PMPI_Type_get_extent(type, &lb, &extent);
   PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
@@ -112,7 +154,6 @@ const void *pack_members(const Substitute &s, const void *in, const int *alias_c
   for (int r = 0; r < m.alias_size(); ++r) first[r + 1] = first[r] + alias_counts[r];
   MPI_Aint packed = 0;
   for (int a : m.members()) packed += alias_counts[a];
-  std::vector<char> &out = s.scratch();
   out.assign(packed > 0 ? static_cast<std::size_t>((packed - 1) * extent + true_extent) : 1, 0);
   char *base = out.data() - true_lb;
   MPI_Aint at = 0;
@@ -142,49 +183,62 @@ int barrier(Alias &alias) {
 
 namespace coll {
 
-int post_MPI_Barrier(Alias &alias, const CallDesc &, MPI_Comm) { return barrier(alias); }
+int post_MPI_Barrier(Alias &alias, const CallDesc &call, MPI_Comm) {
+  if (call.request == nullptr) return barrier(alias);
+  Launch launch(call);
+  return launch.run(alias, [](const Substitute &s, int, MPI_Request *req) { return PMPI_Ibarrier(s.comm, req); });
+}
 
 int post_MPI_Bcast(Alias &alias, const CallDesc &call, void *buf, int count, MPI_Datatype type, int, MPI_Comm) {
-  return run(alias, call, [&](const Substitute &s, int r, MPI_Request *req) {
+  Launch launch(call);
+  return launch.run(alias, [=](const Substitute &s, int r, MPI_Request *req) {
     return PMPI_Ibcast(buf, count, type, r, s.comm, req);
   });
 }
 
 int post_MPI_Reduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
                     MPI_Datatype type, MPI_Op op, int, MPI_Comm) {
-  ReductionInput in(sendbuf, recvbuf, count, type);  // MPI_IN_PLACE is only valid at the root
-  return run(alias, call, [&](const Substitute &s, int r, MPI_Request *req) {
-    return PMPI_Ireduce(in.data(), recvbuf, count, type, op, r, s.comm, req);
+  Launch launch(call);
+  PostState &x = launch.state();
+  const void *in = x.input(sendbuf, recvbuf, count, type);  // MPI_IN_PLACE is only valid at the root
+  return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
+    return PMPI_Ireduce(in, recvbuf, count, type, op, r, s.comm, req);
   });
 }
 
 int post_MPI_Allreduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype type, MPI_Op op, MPI_Comm) {
-  ReductionInput in(sendbuf, recvbuf, count, type);
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
-    return PMPI_Iallreduce(in.data(), recvbuf, count, type, op, s.comm, req);
+  Launch launch(call);
+  PostState &x = launch.state();
+  const void *in = x.input(sendbuf, recvbuf, count, type);
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
+    return PMPI_Iallreduce(in, recvbuf, count, type, op, s.comm, req);
   });
 }
 
 int post_MPI_Scan(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
                   MPI_Datatype type, MPI_Op op, MPI_Comm) {
+  Launch launch(call);
+  PostState &x = launch.state();
   // NOTE: the substitute keeps the alias's rank order, so its prefix is the prefix over the live ranks
   // in original order.
-  ReductionInput in(sendbuf, recvbuf, count, type);
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
-    return PMPI_Iscan(in.data(), recvbuf, count, type, op, s.comm, req);
+  const void *in = x.input(sendbuf, recvbuf, count, type);
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
+    return PMPI_Iscan(in, recvbuf, count, type, op, s.comm, req);
   });
 }
 
 int post_MPI_Gather(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm) {
-  std::optional<ReceiveSlots> slots;
-  if (alias_rank(alias) == root) slots.emplace(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype));
-  return run(alias, call, [&](const Substitute &s, int r, MPI_Request *req) {
+  Launch launch(call);
+  PostState &x = launch.state();
+  ReceiveSlots *slots =
+      alias_rank(alias) == root ? x.slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype)) : nullptr;
+  return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     if (slots) slots->before_post();
     if (s.map.complete())
       return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
-    PositionalLayout &l = s.layout(0);
+    PositionalLayout &l = x.scratch(s).layouts[0];
     l.uniform(s.map, recvcount);
     return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, l.counts.data(), l.displs.data(), recvtype, r,
                          s.comm, req);
@@ -193,10 +247,12 @@ int post_MPI_Gather(Alias &alias, const CallDesc &call, const void *sendbuf, int
 
 int post_MPI_Scatter(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount,
                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int, MPI_Comm) {
-  return run(alias, call, [&](const Substitute &s, int r, MPI_Request *req) {
+  Launch launch(call);
+  PostState &x = launch.state();
+  return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     if (s.map.complete())
       return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
-    PositionalLayout &l = s.layout(0);
+    PositionalLayout &l = x.scratch(s).layouts[0];
     l.uniform(s.map, sendcount);
     return PMPI_Iscatterv(sendbuf, l.counts.data(), l.displs.data(), sendtype, recvbuf, recvcount, recvtype, r,
                           s.comm, req);
@@ -205,12 +261,14 @@ int post_MPI_Scatter(Alias &alias, const CallDesc &call, const void *sendbuf, in
 
 int post_MPI_Allgather(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount,
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm) {
-  ReceiveSlots slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype));
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
-    slots.before_post();
+  Launch launch(call);
+  PostState &x = launch.state();
+  ReceiveSlots *slots = x.slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype));
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
+    slots->before_post();
     if (s.map.complete())
       return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, s.comm, req);
-    PositionalLayout &l = s.layout(0);
+    PositionalLayout &l = x.scratch(s).layouts[0];
     l.uniform(s.map, recvcount);
     return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, l.counts.data(), l.displs.data(), recvtype,
                             s.comm, req);
@@ -221,14 +279,15 @@ int post_MPI_Allgather(Alias &alias, const CallDesc &call, const void *sendbuf, 
 int post_MPI_Gatherv(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                      void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                      MPI_Comm) {
+  Launch launch(call);
+  PostState &x = launch.state();
   const bool at_root = alias_rank(alias) == root;  // recvcounts and displs are significant at the root only
-  std::optional<ReceiveSlots> slots;
-  if (at_root) slots.emplace(recvbuf, v_span(alias_size(alias), recvcounts, displs, recvtype));
-  return run(alias, call, [&](const Substitute &s, int r, MPI_Request *req) {
+  ReceiveSlots *slots = at_root ? x.slots(recvbuf, v_span(alias_size(alias), recvcounts, displs, recvtype)) : nullptr;
+  return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     if (slots) slots->before_post();
     if (s.map.complete() || !at_root)
       return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, r, s.comm, req);
-    PositionalLayout &l = s.layout(0);
+    PositionalLayout &l = x.scratch(s).layouts[0];
     l.select(s.map, recvcounts, displs);
     return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, l.counts.data(), l.displs.data(), recvtype, r,
                          s.comm, req);
@@ -238,11 +297,13 @@ int post_MPI_Gatherv(Alias &alias, const CallDesc &call, const void *sendbuf, in
 int post_MPI_Scatterv(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[],
                       const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                       int root, MPI_Comm) {
+  Launch launch(call);
+  PostState &x = launch.state();
   const bool at_root = alias_rank(alias) == root;  // sendcounts and displs are significant at the root only
-  return run(alias, call, [&](const Substitute &s, int r, MPI_Request *req) {
+  return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     if (s.map.complete() || !at_root)
       return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
-    PositionalLayout &l = s.layout(0);
+    PositionalLayout &l = x.scratch(s).layouts[0];
     l.select(s.map, sendcounts, displs);
     return PMPI_Iscatterv(sendbuf, l.counts.data(), l.displs.data(), sendtype, recvbuf, recvcount, recvtype, r,
                           s.comm, req);
@@ -252,12 +313,14 @@ int post_MPI_Scatterv(Alias &alias, const CallDesc &call, const void *sendbuf, c
 int post_MPI_Allgatherv(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount,
                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
                         MPI_Datatype recvtype, MPI_Comm) {
-  ReceiveSlots slots(recvbuf, v_span(alias_size(alias), recvcounts, displs, recvtype));
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
-    slots.before_post();
+  Launch launch(call);
+  PostState &x = launch.state();
+  ReceiveSlots *slots = x.slots(recvbuf, v_span(alias_size(alias), recvcounts, displs, recvtype));
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
+    slots->before_post();
     if (s.map.complete())
       return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, s.comm, req);
-    PositionalLayout &l = s.layout(0);
+    PositionalLayout &l = x.scratch(s).layouts[0];
     l.select(s.map, recvcounts, displs);
     return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, l.counts.data(), l.displs.data(), recvtype,
                             s.comm, req);
@@ -266,13 +329,15 @@ int post_MPI_Allgatherv(Alias &alias, const CallDesc &call, const void *sendbuf,
 
 int post_MPI_Alltoall(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm) {
+  Launch launch(call);
+  PostState &x = launch.state();
   // NOTE: under MPI_IN_PLACE the input is recvbuf itself: restoring its span before a retry restores it too.
-  ReceiveSlots slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype));
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
-    slots.before_post();
+  ReceiveSlots *slots = x.slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype));
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
+    slots->before_post();
     if (s.map.complete())
       return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, s.comm, req);
-    PositionalLayout &snd = s.layout(1), &rcv = s.layout(0);
+    PositionalLayout &snd = x.scratch(s).layouts[1], &rcv = x.scratch(s).layouts[0];
     snd.uniform(s.map, sendcount);
     rcv.uniform(s.map, recvcount);
     return PMPI_Ialltoallv(sendbuf, snd.counts.data(), snd.displs.data(), sendtype, recvbuf, rcv.counts.data(),
@@ -283,14 +348,16 @@ int post_MPI_Alltoall(Alias &alias, const CallDesc &call, const void *sendbuf, i
 int post_MPI_Alltoallv(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[],
                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm) {
-  ReceiveSlots slots(recvbuf, v_span(alias_size(alias), recvcounts, rdispls, recvtype));
+  Launch launch(call);
+  PostState &x = launch.state();
+  ReceiveSlots *slots = x.slots(recvbuf, v_span(alias_size(alias), recvcounts, rdispls, recvtype));
   const bool in_place = sendbuf == MPI_IN_PLACE;  // then sendcounts, sdispls and sendtype are ignored
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
-    slots.before_post();
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
+    slots->before_post();
     if (s.map.complete())
       return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, s.comm,
                              req);
-    PositionalLayout &snd = s.layout(1), &rcv = s.layout(0);
+    PositionalLayout &snd = x.scratch(s).layouts[1], &rcv = x.scratch(s).layouts[0];
     rcv.select(s.map, recvcounts, rdispls);
     if (!in_place) snd.select(s.map, sendcounts, sdispls);
     const PositionalLayout &sl = in_place ? rcv : snd;
@@ -302,17 +369,19 @@ int post_MPI_Alltoallv(Alias &alias, const CallDesc &call, const void *sendbuf, 
 int post_MPI_Alltoallw(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[],
                        const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm) {
+  Launch launch(call);
+  PostState &x = launch.state();
   Span span;  // rdispls are in bytes
   for (int r = 0; r < alias_size(alias); ++r) span.add(rdispls[r], recvcounts[r], recvtypes[r]);
-  ReceiveSlots slots(recvbuf, span);
+  ReceiveSlots *slots = x.slots(recvbuf, span);
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
-    slots.before_post();
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
+    slots->before_post();
     if (s.map.complete())
       return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                              s.comm, req);
-    PositionalLayout &snd = s.layout(1), &rcv = s.layout(0);
-    std::vector<MPI_Datatype> &st = s.layout_types(1), &rt = s.layout_types(0);
+    PositionalLayout &snd = x.scratch(s).layouts[1], &rcv = x.scratch(s).layouts[0];
+    std::vector<MPI_Datatype> &st = x.scratch(s).types[1], &rt = x.scratch(s).types[0];
     rcv.select(s.map, recvcounts, rdispls);
     members_of(s.map, recvtypes, &rt);
     if (!in_place) {
@@ -327,43 +396,146 @@ int post_MPI_Alltoallw(Alias &alias, const CallDesc &call, const void *sendbuf, 
 
 int post_MPI_Reduce_scatter(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf,
                             const int recvcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm) {
-  ReductionInput in(sendbuf, recvbuf, total(recvcounts, alias_size(alias)), type);
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
-    if (s.map.complete()) return PMPI_Ireduce_scatter(in.data(), recvbuf, recvcounts, type, op, s.comm, req);
-    PositionalLayout &l = s.layout(0);
+  Launch launch(call);
+  PostState &x = launch.state();
+  const void *in = x.input(sendbuf, recvbuf, total(recvcounts, alias_size(alias)), type);
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
+    if (s.map.complete()) return PMPI_Ireduce_scatter(in, recvbuf, recvcounts, type, op, s.comm, req);
+    PositionalLayout &l = x.scratch(s).layouts[0];
     members_of(s.map, recvcounts, &l.counts);
-    return PMPI_Ireduce_scatter(pack_members(s, in.data(), recvcounts, type), recvbuf, l.counts.data(), type, op,
-                                s.comm, req);
+    return PMPI_Ireduce_scatter(pack_members(s, x.scratch(s).bytes, in, recvcounts, type), recvbuf, l.counts.data(),
+                                type, op, s.comm, req);
   });
 }
 
-int post_MPI_Reduce_scatter_block(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf,
-                                  int recvcount, MPI_Datatype type, MPI_Op op, MPI_Comm) {
+int post_MPI_Reduce_scatter_block(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int recvcount,
+                                  MPI_Datatype type, MPI_Op op, MPI_Comm) {
+  Launch launch(call);
+  PostState &x = launch.state();
   const int n = alias_size(alias);
-  ReductionInput in(sendbuf, recvbuf, n * recvcount, type);
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
-    if (s.map.complete()) return PMPI_Ireduce_scatter_block(in.data(), recvbuf, recvcount, type, op, s.comm, req);
+  const void *in = x.input(sendbuf, recvbuf, n * recvcount, type);
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
+    if (s.map.complete()) return PMPI_Ireduce_scatter_block(in, recvbuf, recvcount, type, op, s.comm, req);
     std::vector<int> counts(static_cast<std::size_t>(n), recvcount);
-    return PMPI_Ireduce_scatter_block(pack_members(s, in.data(), counts.data(), type), recvbuf, recvcount, type, op,
-                                      s.comm, req);
+    return PMPI_Ireduce_scatter_block(pack_members(s, x.scratch(s).bytes, in, counts.data(), type), recvbuf, recvcount,
+                                      type, op, s.comm, req);
   });
 }
 
 int post_MPI_Exscan(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
                     MPI_Datatype type, MPI_Op op, MPI_Comm) {
+  Launch launch(call);
+  PostState &x = launch.state();
   // NOTE: substitute rank 0 is the first live rank: its prefix is empty and MPI leaves its output
   // undefined, so it receives into scratch and the program's buffer stays untouched.
-  ReductionInput in(sendbuf, recvbuf, count, type);
-  return run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
+  const void *in = x.input(sendbuf, recvbuf, count, type);
+  return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
     void *out = recvbuf;
     if (s.rank == 0) {
       Span span;
       span.add(0, count, type);
-      s.scratch().resize(static_cast<std::size_t>(span.hi - span.lo) + 1);
-      out = s.scratch().data() - span.lo;
+      x.scratch(s).bytes.resize(static_cast<std::size_t>(span.hi - span.lo) + 1);
+      out = x.scratch(s).bytes.data() - span.lo;
     }
-    return PMPI_Iexscan(in.data(), out, count, type, op, s.comm, req);
+    return PMPI_Iexscan(in, out, count, type, op, s.comm, req);
   });
+}
+
+// ---- The nonblocking collectives: each runs its blocking twin's post function with the program's request
+// (CallDesc::request), which makes it a nonblocking operation (wrap/nbc.hpp) instead of running it to the end.
+
+namespace {
+CallDesc nonblocking(const CallDesc &call, MPI_Request *request) {
+  CallDesc d = call;
+  d.request = request;
+  return d;
+}
+}  // namespace
+int post_MPI_Ibarrier(Alias &alias, const CallDesc &call, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Barrier(alias, nonblocking(call, request), comm);
+}
+int post_MPI_Ibcast(Alias &alias, const CallDesc &call, void *buffer, int count, MPI_Datatype datatype, int root,
+                    MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Bcast(alias, nonblocking(call, request), buffer, count, datatype, root, comm);
+}
+int post_MPI_Ireduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Reduce(alias, nonblocking(call, request), sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+int post_MPI_Iallreduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Allreduce(alias, nonblocking(call, request), sendbuf, recvbuf, count, datatype, op, comm);
+}
+int post_MPI_Iscan(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Scan(alias, nonblocking(call, request), sendbuf, recvbuf, count, datatype, op, comm);
+}
+int post_MPI_Iexscan(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Exscan(alias, nonblocking(call, request), sendbuf, recvbuf, count, datatype, op, comm);
+}
+int post_MPI_Igather(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Request *request) {
+  return post_MPI_Gather(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         root, comm);
+}
+int post_MPI_Igatherv(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Gatherv(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                          recvtype, root, comm);
+}
+int post_MPI_Iscatter(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Request *request) {
+  return post_MPI_Scatter(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          root, comm);
+}
+int post_MPI_Iscatterv(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[],
+                       const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Scatterv(alias, nonblocking(call, request), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                           recvtype, root, comm);
+}
+int post_MPI_Iallgather(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Allgather(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, comm);
+}
+int post_MPI_Iallgatherv(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Allgatherv(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                             displs, recvtype, comm);
+}
+int post_MPI_Ialltoall(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Alltoall(alias, nonblocking(call, request), sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm);
+}
+int post_MPI_Ialltoallv(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Alltoallv(alias, nonblocking(call, request), sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                            recvcounts, rdispls, recvtype, comm);
+}
+int post_MPI_Ialltoallw(Alias &alias, const CallDesc &call, const void *sendbuf, const int sendcounts[],
+                        const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
+  return post_MPI_Alltoallw(alias, nonblocking(call, request), sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                            recvcounts, rdispls, recvtypes, comm);
+}
+int post_MPI_Ireduce_scatter(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf,
+                             const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                             MPI_Request *request) {
+  return post_MPI_Reduce_scatter(alias, nonblocking(call, request), sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+int post_MPI_Ireduce_scatter_block(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf,
+                                   int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                   MPI_Request *request) {
+  return post_MPI_Reduce_scatter_block(alias, nonblocking(call, request), sendbuf, recvbuf, recvcount, datatype, op,
+                                       comm);
 }
 
 }  // namespace coll
@@ -378,12 +550,12 @@ using namespace cohort::wrap;  // NOLINT: the generated extern "C" entry points 
 #define COHORT_ROOT_root root
 #define COHORT_ROOT_none -1
 #define COHORT_ENTRY_own(name, params, args, root)
-#define COHORT_ENTRY_driver(name, params, args, root)                                                   \
-  extern "C" int __wrap_##name params {                                                                 \
-    count_call(CallId::name);                                                                           \
-    Alias *a = find_alias(comm);                                                                        \
-    if (a == nullptr) return P##name args;                                                              \
-    return coll::post_##name(*a, describe(CallId::name, COHORT_ROOT_##root), COHORT_UNPAREN args);      \
+#define COHORT_ENTRY_driver(name, params, args, root)                                              \
+  extern "C" int __wrap_##name params {                                                            \
+    count_call(CallId::name);                                                                      \
+    Alias *a = find_alias(comm);                                                                   \
+    if (a == nullptr) return P##name args;                                                         \
+    return coll::post_##name(*a, describe(CallId::name, COHORT_ROOT_##root), COHORT_UNPAREN args); \
   }
 #define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry) \
   COHORT_ENTRY_##entry(name, params, args, root)

@@ -15,6 +15,7 @@
 #include "repair/repair.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
+#include "wrap/nbc.hpp"
 #include "wrap/ulfm_api.hpp"
 
 namespace cohort::wrap {
@@ -193,6 +194,9 @@ extern "C" int __wrap_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm
 extern "C" int __wrap_MPI_Comm_free(MPI_Comm *comm) {
   count_call(CallId::MPI_Comm_free);
   if (comm == nullptr) return PMPI_Comm_free(comm);
+  // NOTE: pending operations on a freed communicator complete normally (MPI 4.0, 7.4.3): its nonblocking
+  // collectives finish before the alias goes.
+  if (Alias *a = find_alias(*comm)) nbc::finish_all(*a);
   switch (unregister_alias(*comm)) {
     case Unregistered::unknown:
     case Unregistered::free_handle: return PMPI_Comm_free(comm);

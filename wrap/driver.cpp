@@ -13,6 +13,7 @@
 #include "repair/repair.hpp"
 #include "wrap/collective_op.hpp"
 #include "wrap/errors.hpp"
+#include "wrap/nbc.hpp"
 #include "wrap/outcome.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/ulfm_api.hpp"
@@ -223,126 +224,180 @@ int run_ulfm(Alias &alias, const CallDesc &call, PostFn post) {
   return ulfm::raise(h, ulfm::Failure::proc_failed, call.name);
 }
 
-// The MPI adapter of CollectiveOp (wrap/collective_op.hpp), driven to the end: the blocking form.
-int run(Alias &alias, const CallDesc &call, PostFn post) {
-  if (ulfm::active(alias.handle())) return run_ulfm(alias, call, post);
-  CollectiveOp op(alias.next_call(), call.shape == Shape::communicator);
-  const Substitute *sub = nullptr;
-  int sub_root = -1, agreed_code = 0;
-  MPI_Request req = MPI_REQUEST_NULL, confirm = MPI_REQUEST_NULL;
-  bool refused = false;  // MPI refused the post for a dead member (ULFM)
-  std::vector<int> failed;
-  Watch watch;
-  watch.broken = [&sub] { return sub->any_member_failed(); };
-  for (;;) {
-    switch (op.next()) {
-      case OpAction::begin: {
-        sub = &alias.current();
-        sub_root = -1;
-        bool root_dead = false;
-        if (call.root >= 0) {
-          // NOTE: an invalid root is the program's error; let MPI report it as it would without cohort.
-          sub_root = call.root >= sub->map.alias_size() ? call.root : sub->map.to_sub(call.root);
-          root_dead = sub_root < 0;
-        }
-        op.begin(root_dead, !root_dead && sub->any_member_failed(), sub->map.sub_size());
-        break;
-      }
-      case OpAction::dead_root:
-        op.dead_root_applied(dead_root(alias, call, sub->map.to_world(call.root)));
-        break;
-      case OpAction::post: {
-        req = MPI_REQUEST_NULL;  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
-        int rc = post(*sub, sub_root, &req);
-        // NOTE: under ULFM, MPI refuses a call on a communicator with a dead member (a failure-class
-        // code, repair::error_kind): that is "not completed here", as a failure seen while waiting.
-        refused = rc != MPI_SUCCESS && repair::error_kind(rc) != repair::ErrorKind::none;
-        op.posted(refused ? MPI_SUCCESS : rc);
-        break;
-      }
-      case OpAction::hook:
-        // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
-        // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.
-        if (call.posted_hook != nullptr) inject::point(call.posted_hook);
-        op.hooked();
-        break;
-      case OpAction::poll: {
-        int rc = MPI_SUCCESS;
-        // (a request that completed in error is completed: its code is the program's, kept for the outcome)
-        WaitResult waited = refused ? WaitResult::broken : wait(&req, MPI_STATUS_IGNORE, watch, &rc);
-        refused = false;
-        if (waited == WaitResult::completed || waited == WaitResult::failed) {
-          op.completed(rc, sub->any_member_failed());
-        } else {
-          if (req != MPI_REQUEST_NULL) sub->abandoned.store(true);
-          op.broken();
-        }
-        break;
-      }
-      case OpAction::confirm: {
-        // Fast path: confirmed by a barrier when no member is known dead (see driver.hpp, step 4).
-        confirm = MPI_REQUEST_NULL;
-        bool ok = PMPI_Ibarrier(sub->comm, &confirm) == MPI_SUCCESS;
-        if (ok) inject::point("confirm.posted");
-        op.confirm_posted(ok);
-        break;
-      }
-      case OpAction::poll_confirm:
-        if (wait(&confirm, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
-          op.confirmed();
-        } else {
-          sub->abandoned.store(true);
-          op.confirm_broken();
-        }
-        break;
-      case OpAction::agree: {
-        agreed_code = op.agreement_code();
-        int rc = repair::agree(sub->comm, &agreed_code, &failed);
-        // NOTE: for an all-to-one call, "completed everywhere" only says the survivors delivered their
-        // data; if the root is in the agreed failed set, the result is lost with it and the policy decides.
-        bool root_lost = call.output_at_root && sub_root >= 0 &&
-                         std::binary_search(failed.begin(), failed.end(), sub_root);
-        op.agreed(agreed_code, rc == MPI_SUCCESS, !failed.empty(), root_lost);
-        break;
-      }
-      case OpAction::shrink:
-        if (op.retry_pending()) {
-          sub->abandoned.store(true);  // other survivors' requests on it may still be pending
-          if (call.creates_communicator) refuse_after_lost_creation(call.name);
-          if (op.window() == Window::behind) {
-            COHORT_LOG_INFO("%s: survivors one call behind; retrying after a shrink", call.name);
-          } else {
-            COHORT_LOG_INFO("%s: attempt %d did not complete on every survivor; retrying after a shrink",
-                            call.name, op.attempt() + 1);
-          }
-        }
-        op.shrunk(alias.shrink(*sub, call.name));
-        break;
-      case OpAction::done: {
-        const OpOutcome &out = op.outcome();
-        switch (out.kind) {
-          case OpOutcome::success:  // rc: MPI's error for this rank's request, the program's error
-            return out.rc == MPI_SUCCESS ? MPI_SUCCESS : raise_test_error(alias.handle(), out.rc);
-          case OpOutcome::error: return alias.return_error(out.rc, *sub);
-          case OpOutcome::policy: return out.rc;
-          case OpOutcome::inconsistent:
-            COHORT_LOG_ERROR("%s: survivors more than one call apart (agreed code %#x); returning MPI_ERR_OTHER",
-                             call.name, static_cast<unsigned>(agreed_code));
-            break;
-          case OpOutcome::no_progress:
-            COHORT_LOG_ERROR("%s: no progress after %d attempts; returning MPI_ERR_OTHER", call.name,
-                             op.attempt() + 1);
-            break;
-        }
-        PMPI_Comm_call_errhandler(alias.handle(), MPI_ERR_OTHER);
-        return MPI_ERR_OTHER;
-      }
-    }
-  }
+OpAdapter::OpAdapter(Alias &alias, const CallDesc &call)
+    : alias_(alias), call_(call), op_(alias.next_call(), call.shape == Shape::communicator) {}
+
+OpAdapter::~OpAdapter() = default;
+
+OpAction OpAdapter::next() const { return op_.next(); }
+
+// The request (or confirmation) in flight stays with MPI, which may still use it: its substitute and what
+// the post gave MPI are never freed.
+void OpAdapter::abandon() {
+  sub_->abandoned.store(true);
+  abandoned_ = true;
 }
 
-SavedInput::SavedInput(const void *buf, int count, MPI_Datatype type) {
-  thread_local std::vector<char> storage;
+bool OpAdapter::poll(bool wait_) {
+  int rc = MPI_SUCCESS;
+  WaitResult waited;
+  if (refused_) {
+    waited = WaitResult::broken;
+  } else if (wait_) {
+    Watch watch;
+    watch.broken = [this] { return sub_->any_member_failed(); };
+    // (a request that completed in error is completed: its code is the program's, kept for the outcome)
+    waited = wait(&req_, MPI_STATUS_IGNORE, watch, &rc);
+  } else {
+    int done = 0;
+    rc = PMPI_Test(&req_, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      waited = repair::error_kind(rc) == repair::ErrorKind::none ? WaitResult::failed : WaitResult::broken;
+    } else if (done) {
+      waited = WaitResult::completed;
+    } else if (sub_->any_member_failed()) {
+      waited = WaitResult::broken;
+    } else {
+      return false;
+    }
+  }
+  refused_ = false;
+  if (waited == WaitResult::completed || waited == WaitResult::failed) {
+    op_.completed(rc, sub_->any_member_failed());
+  } else {
+    if (req_ != MPI_REQUEST_NULL) abandon();
+    op_.broken();
+  }
+  return true;
+}
+
+bool OpAdapter::poll_confirm(bool wait_) {
+  WaitResult waited;
+  if (wait_) {
+    Watch watch;
+    watch.broken = [this] { return sub_->any_member_failed(); };
+    waited = wait(&confirm_, MPI_STATUS_IGNORE, watch);
+  } else {
+    int done = 0;
+    int rc = PMPI_Test(&confirm_, &done, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && done) {
+      waited = WaitResult::completed;
+    } else if (rc != MPI_SUCCESS || sub_->any_member_failed()) {
+      waited = WaitResult::broken;
+    } else {
+      return false;
+    }
+  }
+  if (waited == WaitResult::completed) {
+    op_.confirmed();
+  } else {
+    abandon();
+    op_.confirm_broken();
+  }
+  return true;
+}
+
+bool OpAdapter::step(PostFn post, bool wait_) {
+  switch (op_.next()) {
+    case OpAction::begin: {
+      sub_ = &alias_.current();
+      sub_root_ = -1;
+      bool root_dead = false;
+      if (call_.root >= 0) {
+        // NOTE: an invalid root is the program's error; let MPI report it as it would without cohort.
+        sub_root_ = call_.root >= sub_->map.alias_size() ? call_.root : sub_->map.to_sub(call_.root);
+        root_dead = sub_root_ < 0;
+      }
+      op_.begin(root_dead, !root_dead && sub_->any_member_failed(), sub_->map.sub_size());
+      return true;
+    }
+    case OpAction::dead_root:
+      op_.dead_root_applied(dead_root(alias_, call_, sub_->map.to_world(call_.root)));
+      return true;
+    case OpAction::post: {
+      req_ = MPI_REQUEST_NULL;  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
+      int rc = post(*sub_, sub_root_, &req_);
+      // NOTE: under ULFM, MPI refuses a call on a communicator with a dead member (a failure-class
+      // code, repair::error_kind): that is "not completed here", as a failure seen while waiting.
+      refused_ = rc != MPI_SUCCESS && repair::error_kind(rc) != repair::ErrorKind::none;
+      op_.posted(refused_ ? MPI_SUCCESS : rc);
+      return true;
+    }
+    case OpAction::hook:
+      // NOTE: the hook is reached once per call (first attempt, posted or found broken), so that
+      // COHORT_INJECT_FAILURE=...,at=<call>.posted,hit=k counts calls, not retries.
+      if (call_.posted_hook != nullptr) inject::point(call_.posted_hook);
+      op_.hooked();
+      return true;
+    case OpAction::poll: return poll(wait_);
+    case OpAction::confirm: {
+      // Fast path: confirmed by a barrier when no member is known dead (see driver.hpp, step 4).
+      confirm_ = MPI_REQUEST_NULL;
+      bool ok = PMPI_Ibarrier(sub_->comm, &confirm_) == MPI_SUCCESS;
+      if (ok) inject::point("confirm.posted");
+      op_.confirm_posted(ok);
+      return true;
+    }
+    case OpAction::poll_confirm: return poll_confirm(wait_);
+    case OpAction::agree: {
+      agreed_code_ = op_.agreement_code();
+      int rc = repair::agree(sub_->comm, &agreed_code_, &failed_);
+      // NOTE: for an all-to-one call, "completed everywhere" only says the survivors delivered their
+      // data; if the root is in the agreed failed set, the result is lost with it and the policy decides.
+      bool root_lost = call_.output_at_root && sub_root_ >= 0 &&
+                       std::binary_search(failed_.begin(), failed_.end(), sub_root_);
+      op_.agreed(agreed_code_, rc == MPI_SUCCESS, !failed_.empty(), root_lost);
+      return true;
+    }
+    case OpAction::shrink:
+      if (op_.retry_pending()) {
+        abandon();  // other survivors' requests on it may still be pending
+        if (call_.creates_communicator) refuse_after_lost_creation(call_.name);
+        if (op_.window() == Window::behind) {
+          COHORT_LOG_INFO("%s: survivors one call behind; retrying after a shrink", call_.name);
+        } else {
+          COHORT_LOG_INFO("%s: attempt %d did not complete on every survivor; retrying after a shrink",
+                          call_.name, op_.attempt() + 1);
+        }
+      }
+      op_.shrunk(alias_.shrink(*sub_, call_.name));
+      return true;
+    case OpAction::done: return false;
+  }
+  return false;
+}
+
+int OpAdapter::result() {
+  const OpOutcome &out = op_.outcome();
+  switch (out.kind) {
+    case OpOutcome::success:  // rc: MPI's error for this rank's request, the program's error
+      return out.rc == MPI_SUCCESS ? MPI_SUCCESS : raise_test_error(alias_.handle(), out.rc);
+    case OpOutcome::error: return alias_.return_error(out.rc, *sub_);
+    case OpOutcome::policy: return out.rc;
+    case OpOutcome::inconsistent:
+      COHORT_LOG_ERROR("%s: survivors more than one call apart (agreed code %#x); returning MPI_ERR_OTHER",
+                       call_.name, static_cast<unsigned>(agreed_code_));
+      break;
+    case OpOutcome::no_progress:
+      COHORT_LOG_ERROR("%s: no progress after %d attempts; returning MPI_ERR_OTHER", call_.name, op_.attempt() + 1);
+      break;
+  }
+  PMPI_Comm_call_errhandler(alias_.handle(), MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
+// The blocking form: the adapter driven to the end (nonblocking collectives on the alias finish first).
+int run(Alias &alias, const CallDesc &call, PostFn post) {
+  nbc::finish_all(alias);
+  if (ulfm::active(alias.handle())) return run_ulfm(alias, call, post);
+  OpAdapter op(alias, call);
+  while (op.next() != OpAction::done) op.step(post, true);
+  return op.result();
+}
+
+SavedInput::SavedInput(const void *buf, int count, MPI_Datatype type, std::vector<char> *own) {
+  thread_local std::vector<char> per_thread;
+  std::vector<char> &storage = own != nullptr ? *own : per_thread;
   MPI_Aint lb = 0;
   PMPI_Type_get_extent(type, &lb, &extent_);
   PMPI_Type_get_true_extent(type, &true_lb_, &true_extent_);

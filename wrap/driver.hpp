@@ -61,10 +61,21 @@
 #include <vector>
 
 #include "wrap/calls.h"
+#include "wrap/collective_op.hpp"
 #include "wrap/policy.hpp"
+#include "wrap/progress.hpp"
 #include "wrap/rankmap.hpp"
 
 namespace cohort::wrap {
+
+/// What one post of a collective needs to stay alive while MPI may use it: positional layouts (counts and
+/// displacements per substitute rank; slot 0 and 1: receive and send side), datatypes per substitute rank
+/// (MPI_Alltoallw) and bytes (Reduce_scatter's packed input, Exscan's discarded output at substitute rank 0).
+struct PostScratch {
+  PositionalLayout layouts[2];
+  std::vector<MPI_Datatype> types[2];
+  std::vector<char> bytes;
+};
 
 /// One substitute communicator and its rank map. Immutable once published, except `abandoned`.
 struct Substitute {
@@ -80,22 +91,16 @@ struct Substitute {
   /// detector's failure epoch has not changed since the last check.
   bool any_member_failed() const;
 
-  /// Scratch positional layouts (counts and displacements per substitute rank; slot 0 and 1: receive and
-  /// send side) for the blocking collectives run on comm. A nonblocking v-collective reads them until it
-  /// completes, or forever if abandoned: blocking collectives on one communicator are serialised, and a
-  /// substitute with an abandoned request is never posted on again (and is leaked, layouts included), so
-  /// one pair per substitute suffices.
-  PositionalLayout &layout(int slot) const { return layouts_[slot]; }
-  /// The datatypes per substitute rank of slot `slot` (MPI_Alltoallw), same lifetime.
-  std::vector<MPI_Datatype> &layout_types(int slot) const { return types_[slot]; }
-  /// Scratch bytes that a posted collective reads or writes (Reduce_scatter's packed input, Exscan's
-  /// discarded output at substitute rank 0), same lifetime.
-  std::vector<char> &scratch() const { return scratch_; }
+  /// Scratch that the blocking collectives' posts on comm use (layouts, datatypes, bytes: PostScratch). A
+  /// nonblocking v-collective reads it until it completes, or forever if abandoned: blocking collectives
+  /// on one communicator are serialised, and a substitute with an abandoned request is never posted on
+  /// again (and is leaked, scratch included), so one per substitute suffices. Nonblocking collectives
+  /// (wrap/nbc.hpp) keep their own, one per attempt.
+  PostScratch &post_scratch() const { return scratch_; }
+  PositionalLayout &layout(int slot) const { return scratch_.layouts[slot]; }
 
  private:
-  mutable PositionalLayout layouts_[2];
-  mutable std::vector<MPI_Datatype> types_[2];
-  mutable std::vector<char> scratch_;
+  mutable PostScratch scratch_;
 };
 
 /// A communicator the program holds (MPI_COMM_WORLD or one cohort created) and its substitutes.
@@ -158,8 +163,8 @@ Unregistered unregister_alias(MPI_Comm comm);
 
 /// Applies `policy` for a call whose needed rank is dead: abort (one line naming the call and `what`,
 /// the job stops), skip (returns MPI_SUCCESS) or error (the alias's error handler with
-/// an error code of class cohort_err_proc_failed(), returns that code). Every survivor must reach the same decision: call it
-/// only on agreed information (membership of the substitute), never on the local detector view alone.
+/// an error code of class cohort_err_proc_failed(), returns that code). Every survivor must reach the same decision:
+/// call it only on agreed information (membership of the substitute), never on the local detector view alone.
 int apply_policy(const Alias &alias, Policy policy, const char *call, const char *what);
 
 /// A non-owning reference to a callable (no allocation; the callable must outlive the call).
@@ -193,6 +198,9 @@ struct CallDesc {
   /// Only the root receives (all-to-one: Reduce, Gather): when the root is in the agreed failed set, the
   /// dead-root policy applies even if every survivor's request completed.
   bool output_at_root = false;
+  /// A nonblocking collective (completion `nonblocking` in wrap/calls.def): the program's request handle,
+  /// which the post function hands to wrap/nbc.hpp instead of running the call to the end. Else null.
+  MPI_Request *request = nullptr;
 };
 
 /// The description of a wrapped call from its wrap/calls.def row; root is the call's root argument (alias
@@ -208,6 +216,45 @@ inline CallDesc describe(CallId id, int root = -1) {
 /// root). Returns an MPI error code; on MPI_SUCCESS *req is the active request.
 using PostFn = FunctionRef<int(const Substitute &sub, int sub_root, MPI_Request *req)>;
 
+/// The MPI adapter of one CollectiveOp (wrap/collective_op.hpp): run() drives it to the end, a nonblocking
+/// collective (wrap/nbc.hpp) steps it from the program's wait and test calls.
+/// Not thread-safe: one thread steps an adapter at a time.
+class OpAdapter {
+ public:
+  /// Takes the alias's next call number (Alias::next_call).
+  OpAdapter(Alias &alias, const CallDesc &call);
+  ~OpAdapter();
+  OpAdapter(const OpAdapter &) = delete;
+  OpAdapter &operator=(const OpAdapter &) = delete;
+
+  /// Does the operation's next action with `post`. wait: poll and poll_confirm wait until the request
+  /// completes or a member is known dead (the blocking form); otherwise they test once. Returns false when
+  /// nothing moved (a request still pending), true otherwise.
+  bool step(PostFn post, bool wait);
+  /// The action ahead (wrap/collective_op.hpp).
+  OpAction next() const;
+  /// A request of this operation was abandoned: what its posts used must never be freed.
+  bool abandoned() const { return abandoned_; }
+  /// Once next() is done: MPI_SUCCESS, the policy's result, or an MPI error code (already passed to the
+  /// alias's error handler).
+  int result();
+
+ private:
+  bool poll(bool wait);
+  bool poll_confirm(bool wait);
+  void abandon();
+
+  Alias &alias_;
+  CallDesc call_;
+  CollectiveOp op_;
+  const Substitute *sub_ = nullptr;
+  int sub_root_ = -1, agreed_code_ = 0;
+  MPI_Request req_ = MPI_REQUEST_NULL, confirm_ = MPI_REQUEST_NULL;
+  bool refused_ = false;  // MPI refused the post for a dead member (ULFM)
+  bool abandoned_ = false;
+  std::vector<int> failed_;
+};
+
 /// Runs one collective resiliently on `alias` (the loop above). Returns MPI_SUCCESS, the policy's
 /// result when the root is dead, or an MPI error code (already passed to the alias's error handler).
 int run(Alias &alias, const CallDesc &call, PostFn post);
@@ -221,10 +268,11 @@ int barrier(Alias &alias);
 /// - positional receive buffers (Gather at the root, Allgather): an abandoned attempt may have written a
 ///   rank's slot before that rank was found dead; restore_block puts the original bytes back, so dead
 ///   ranks' slots stay untouched.
-/// Uses a per-thread buffer: at most one SavedInput per thread at a time.
+/// Uses a per-thread buffer unless given one: at most one such SavedInput per thread at a time.
 class SavedInput {
  public:
-  SavedInput(const void *buf, int count, MPI_Datatype type);
+  /// storage: where the copy is kept (the default: a per-thread buffer).
+  SavedInput(const void *buf, int count, MPI_Datatype type, std::vector<char> *storage = nullptr);
   /// The copy, to be used with the same count and type.
   const void *data() const { return data_; }
   /// Copies back elements [first, first + count) of the saved span into buf (the buffer it was taken

@@ -18,6 +18,7 @@
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
+#include "wrap/nbc.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/request.hpp"
 #include "wrap/ulfm_api.hpp"
@@ -29,6 +30,14 @@ using p2p::Dir;
 using p2p::Op;
 
 namespace {
+
+// The per-kind hook for nonblocking collectives (wrap/nbc.hpp) at the top of the wait and test wrappers:
+// req (MPI_Wait) is driven until done if it is a collective's; otherwise (tests) every one in flight moves
+// once. The Waitall/any/some family drives them in cohort's poll loop. One relaxed load when none is.
+inline void nbc_turn(const MPI_Request *req) {
+  if (!cohort::wrap::nbc::any_in_flight()) return;
+  if (req == nullptr || !cohort::wrap::nbc::drive_until_done(*req)) cohort::wrap::nbc::progress();
+}
 
 // Records of the requests reqs[0..n) (Dir::none for those cohort did not start), for a call named `call`.
 std::vector<Op> ops_of(int n, const MPI_Request *reqs, const char *call, bool take) {
@@ -79,7 +88,8 @@ int blocking_send(const char *call, p2p::IsendFn isend, int first, const void *b
 int sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status,
              const char *call) {
-  Op ops[2] = {p2p::make_op(Dir::recv, source, recvtag, comm, call), p2p::make_op(Dir::send, dest, sendtag, comm, call)};
+  Op ops[2] = {p2p::make_op(Dir::recv, source, recvtag, comm, call),
+               p2p::make_op(Dir::send, dest, sendtag, comm, call)};
   MPI_Request reqs[2];
   int rc = p2p::post_recv(recvbuf, recvcount, recvtype, ops[0], &reqs[0]);
   if (rc != MPI_SUCCESS) return rc;
@@ -259,6 +269,7 @@ extern "C" int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype type, int sou
 extern "C" int __wrap_MPI_Wait(MPI_Request *req, MPI_Status *status) {
   count_call(CallId::MPI_Wait);
   if (*req == MPI_REQUEST_NULL) return PMPI_Wait(req, status);
+  nbc_turn(req);
   auto rec = p2p::untrack(*req);
   int rc = MPI_SUCCESS;
   // NOTE: the fast path while no rank is known dead: a short spin with the caller's status.
@@ -292,6 +303,7 @@ extern "C" int __wrap_MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI
 
 extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Test);
+  nbc_turn(nullptr);
   MPI_Request key = *req;
   if (key == MPI_REQUEST_NULL) return PMPI_Test(req, flag, status);
   // NOTE: until a first rank dies no request can have a dead peer: MPI's own test, no lookup.
@@ -305,6 +317,7 @@ extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) 
 
 extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
   count_call(CallId::MPI_Testall);
+  nbc_turn(nullptr);
   std::vector<MPI_Request> keys(reqs, reqs + count);
   std::vector<Op> ops;
   int rc;
@@ -327,6 +340,7 @@ extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_
 
 extern "C" int __wrap_MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Testany);
+  nbc_turn(nullptr);
   *flag = 0;
   *index = MPI_UNDEFINED;
   // NOTE: until a first rank dies no request can have a dead peer: MPI's own test, then the records.
@@ -353,6 +367,7 @@ extern "C" int __wrap_MPI_Testany(int count, MPI_Request reqs[], int *index, int
 extern "C" int __wrap_MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                                    MPI_Status statuses[]) {
   count_call(CallId::MPI_Testsome);
+  nbc_turn(nullptr);
   if (cohort::detector::failure_epoch() == 0) {
     std::vector<MPI_Request> keys(reqs, reqs + incount);
     int rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
@@ -392,6 +407,7 @@ extern "C" int __wrap_MPI_Waitsome(int incount, MPI_Request reqs[], int *outcoun
 
 extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {
   count_call(CallId::MPI_Request_free);
+  if (cohort::wrap::nbc::any_in_flight() && cohort::wrap::nbc::release(req)) return MPI_SUCCESS;
   if (*req != MPI_REQUEST_NULL) {
     auto rec = p2p::untrack(*req);
     p2p::untrack_persistent(*req);

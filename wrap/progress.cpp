@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "detector/runtime.hpp"
+#include "wrap/nbc.hpp"
 #include "repair/repair.hpp"
 
 namespace cohort::wrap {
@@ -55,6 +56,9 @@ WaitResult poll(Test test, const Watch &watch) {
   if (watch.broken && watch.broken()) return WaitResult::broken;
   Backoff backoff;
   for (;;) {
+    // NOTE: every wait in cohort drives the nonblocking collectives in flight (wrap/nbc.hpp): a program
+    // blocked in any call keeps taking part in their confirmations and agreements.
+    if (nbc::any_in_flight()) nbc::progress();
     if (test()) return WaitResult::completed;
     if (watch.revocable != MPI_COMM_NULL && repair::is_revoked(watch.revocable)) return WaitResult::revoked;
     std::uint64_t now = detector::failure_epoch();

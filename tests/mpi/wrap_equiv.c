@@ -1,7 +1,9 @@
 /* Fault-free equivalence: every wrapped collective gives, on every rank, byte for byte the buffers that
  * the raw MPI call (PMPI_*) gives from the same starting buffers, for several datatypes (int, double and
  * a strided vector type), counts (0, 1, 7, 1000), roots (every rank) and MPI_IN_PLACE variants, on
- * MPI_COMM_WORLD and on communicators made with MPI_Comm_dup and MPI_Comm_split. */
+ * MPI_COMM_WORLD and on communicators made with MPI_Comm_dup and MPI_Comm_split.
+ * With the argument `nonblocking`, every wrapped collective below runs as its nonblocking variant
+ * (MPI_Iallreduce, ...) completed by MPI_Wait and, every other call, by an MPI_Test polling loop. */
 #include <mpi.h>
 #include <stdint.h>
 #include <string.h>
@@ -9,6 +11,37 @@
 #include <cohort/cohort.h>
 
 #include "check.h"
+
+static int nb = 0;  /* `nonblocking`: the macros below call MPI_I<call> + a completion instead */
+static int nb_complete(int rc, MPI_Request *req) {
+  static int calls = 0;
+  if (rc != MPI_SUCCESS) return rc;
+  if (++calls % 2) return MPI_Wait(req, MPI_STATUS_IGNORE);
+  int flag = 0;
+  while (!flag && rc == MPI_SUCCESS) rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+  CHECK(*req == MPI_REQUEST_NULL, "MPI_Test left a completed request active");
+  return rc;
+}
+#define NB(blocking, nonblocking, ...) \
+  (nb ? nb_complete(nonblocking(__VA_ARGS__, &nb_req), &nb_req) : blocking(__VA_ARGS__))
+static MPI_Request nb_req;
+#define MPI_Barrier(...) NB(MPI_Barrier, MPI_Ibarrier, __VA_ARGS__)
+#define MPI_Bcast(...) NB(MPI_Bcast, MPI_Ibcast, __VA_ARGS__)
+#define MPI_Reduce(...) NB(MPI_Reduce, MPI_Ireduce, __VA_ARGS__)
+#define MPI_Allreduce(...) NB(MPI_Allreduce, MPI_Iallreduce, __VA_ARGS__)
+#define MPI_Scan(...) NB(MPI_Scan, MPI_Iscan, __VA_ARGS__)
+#define MPI_Exscan(...) NB(MPI_Exscan, MPI_Iexscan, __VA_ARGS__)
+#define MPI_Gather(...) NB(MPI_Gather, MPI_Igather, __VA_ARGS__)
+#define MPI_Gatherv(...) NB(MPI_Gatherv, MPI_Igatherv, __VA_ARGS__)
+#define MPI_Scatter(...) NB(MPI_Scatter, MPI_Iscatter, __VA_ARGS__)
+#define MPI_Scatterv(...) NB(MPI_Scatterv, MPI_Iscatterv, __VA_ARGS__)
+#define MPI_Allgather(...) NB(MPI_Allgather, MPI_Iallgather, __VA_ARGS__)
+#define MPI_Allgatherv(...) NB(MPI_Allgatherv, MPI_Iallgatherv, __VA_ARGS__)
+#define MPI_Alltoall(...) NB(MPI_Alltoall, MPI_Ialltoall, __VA_ARGS__)
+#define MPI_Alltoallv(...) NB(MPI_Alltoallv, MPI_Ialltoallv, __VA_ARGS__)
+#define MPI_Alltoallw(...) NB(MPI_Alltoallw, MPI_Ialltoallw, __VA_ARGS__)
+#define MPI_Reduce_scatter(...) NB(MPI_Reduce_scatter, MPI_Ireduce_scatter, __VA_ARGS__)
+#define MPI_Reduce_scatter_block(...) NB(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, __VA_ARGS__)
 
 #define MAXC 1000
 static int rank, size;
@@ -50,10 +83,16 @@ static void same(const void *a, const void *b, size_t bytes, const char *what, c
 }
 
 typedef int (*AllFn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+static int allreduce(const void *s, void *r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m) {
+  return MPI_Allreduce(s, r, c, t, o, m);
+}
+static int scan(const void *s, void *r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m) {
+  return MPI_Scan(s, r, c, t, o, m);
+}
 static const struct {
   const char *name;
   AllFn wrapped, raw;
-} all[] = {{"MPI_Allreduce", MPI_Allreduce, PMPI_Allreduce}, {"MPI_Scan", MPI_Scan, PMPI_Scan}};
+} all[] = {{"MPI_Allreduce", allreduce, PMPI_Allreduce}, {"MPI_Scan", scan, PMPI_Scan}};
 
 /* The collectives without a root, v/w and all-to-all variants and reduce-scatters, for one type and count. */
 static void check_v(MPI_Comm comm, MPI_Datatype ty, const char *tn, int reducible, int c, int seed, char *a, char *b,
@@ -231,7 +270,10 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc > 1 && strcmp(argv[1], "quick") == 0) quick = 1, ncounts = 2;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "quick") == 0) quick = 1, ncounts = 2;
+    if (strcmp(argv[i], "nonblocking") == 0) nb = 1;
+  }
   MPI_Datatype vec;
   MPI_Type_vector(1, 1, 2, MPI_DOUBLE, &vec); /* one double, extent of one: resized below to stride 2 */
   MPI_Datatype strided;
@@ -268,8 +310,10 @@ int main(int argc, char **argv) {
   CHECK(MPI_Comm_free(&dup) == MPI_SUCCESS && dup == MPI_COMM_NULL, "MPI_Comm_free");
   PMPI_Comm_free(&raw_half);
   PMPI_Comm_free(&raw_dup);
-  CHECK(cohort_call_count("MPI_Bcast") > 0 && cohort_call_count("MPI_Comm_split") == 2, "wrappers entered");
-  CHECK(cohort_call_count("MPI_Alltoallw") > 0 && cohort_call_count("MPI_Reduce_local") > 0, "new wrappers entered");
+  CHECK(cohort_call_count(nb ? "MPI_Ibcast" : "MPI_Bcast") > 0 && cohort_call_count("MPI_Comm_split") == 2,
+        "wrappers entered");
+  CHECK(cohort_call_count(nb ? "MPI_Ialltoallw" : "MPI_Alltoallw") > 0 && cohort_call_count("MPI_Reduce_local") > 0,
+        "new wrappers entered");
   MPI_Type_free(&strided);
   MPI_Type_free(&vec);
   TEST_PASS("%d ranks: every collective equals raw MPI", size);

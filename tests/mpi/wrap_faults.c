@@ -1,10 +1,12 @@
 /* The fault matrix of the collectives and communicator calls: one call, run once per step, with ranks
  * killed just before it or during it, and every survivor's buffers and return codes asserted.
  *
- *   wrap_faults CALL [root=R] [expect=ok|skip|error|abort] STEP...
+ *   wrap_faults CALL [root=R] [expect=ok|skip|error|abort] [complete=test] STEP...
  *     CALL   barrier bcast reduce allreduce scan gather scatter allgather gatherv scatterv allgatherv
  *            alltoall alltoallv alltoallw reduce_scatter reduce_scatter_block exscan dup split
- *            (the blocking collectives of wrap/calls.def; tests/mpi/wrap_tests.cmake takes the list from there)
+ *            (the blocking collectives of wrap/calls.def; tests/mpi/wrap_tests.cmake takes the list from there),
+ *            or i + one of them but dup and split (ibarrier, iallreduce, ...): the nonblocking variant, completed
+ *            by MPI_Wait (complete=test: by an MPI_Test polling loop)
  *     STEP   none | before:V[+V...] | during:V[+V...]
  *            before: rank V kills itself (SIGKILL) right before the call; the others enter the call.
  *            during: rank V dies inside the call; the test's environment arranges it with
@@ -33,6 +35,19 @@
 #define UNTOUCHED (-7LL)
 
 static int rank, size, root = 0;
+/* CALL i<call> (e.g. iallreduce): the nonblocking variant, completed by MPI_Wait, or with complete=test by
+ * an MPI_Test polling loop; the same assertions as the blocking call's. */
+static int nb = 0, nb_test = 0;
+static MPI_Request nb_req;
+static int nb_complete(int rc) {
+  if (rc != MPI_SUCCESS) return rc;
+  CHECK(nb_req != MPI_REQUEST_NULL, "no request");
+  if (!nb_test) return MPI_Wait(&nb_req, MPI_STATUS_IGNORE);
+  int flag = 0;
+  while (!flag && rc == MPI_SUCCESS) rc = MPI_Test(&nb_req, &flag, MPI_STATUS_IGNORE);
+  return rc;
+}
+#define NB(blocking, nonblocking, ...) (nb ? nb_complete(nonblocking(__VA_ARGS__, &nb_req)) : blocking(__VA_ARGS__))
 static const char *call, *expect = "ok";
 static unsigned dead = 0; /* ranks known dead before the current step (bit r) */
 static unsigned may = 0;  /* ranks dying during the current step */
@@ -157,53 +172,53 @@ static long long step(void) {
   int rooted = 1;
   if (!strcmp(call, "barrier")) {
     rooted = 0;
-    rc = MPI_Barrier(MPI_COMM_WORLD);
+    rc = NB(MPI_Barrier, MPI_Ibarrier, MPI_COMM_WORLD);
   } else if (!strcmp(call, "bcast")) {
     long long *b = rank == root ? sendall + root * COUNT : out;
-    rc = MPI_Bcast(b, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Bcast, MPI_Ibcast, b, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "reduce")) {
-    rc = MPI_Reduce(in, out, COUNT, MPI_LONG_LONG, MPI_SUM, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Reduce, MPI_Ireduce, in, out, COUNT, MPI_LONG_LONG, MPI_SUM, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "allreduce")) {
     rooted = 0;
-    rc = MPI_Allreduce(in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    rc = NB(MPI_Allreduce, MPI_Iallreduce, in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   } else if (!strcmp(call, "scan")) {
     rooted = 0;
-    rc = MPI_Scan(in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    rc = NB(MPI_Scan, MPI_Iscan, in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   } else if (!strcmp(call, "gather")) {
-    rc = MPI_Gather(sendall + rank * COUNT, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Gather, MPI_Igather, sendall + rank * COUNT, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "scatter")) {
-    rc = MPI_Scatter(sendall, COUNT, MPI_LONG_LONG, out, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Scatter, MPI_Iscatter, sendall, COUNT, MPI_LONG_LONG, out, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "allgather")) {
     rooted = 0;
-    rc = MPI_Allgather(sendall + rank * COUNT, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, MPI_COMM_WORLD);
+    rc = NB(MPI_Allgather, MPI_Iallgather, sendall + rank * COUNT, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, MPI_COMM_WORLD);
   } else if (!strcmp(call, "gatherv")) {
     long long mine[COUNT];
     for (int j = 0; j < COUNT; ++j) mine[j] = block(rank, j);
-    rc = MPI_Gatherv(mine, vcount(rank), MPI_LONG_LONG, all, counts, displs, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Gatherv, MPI_Igatherv, mine, vcount(rank), MPI_LONG_LONG, all, counts, displs, MPI_LONG_LONG, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "scatterv")) {
     long long src[32 * (COUNT + 1)];
     for (int r = 0; r < size; ++r)
       for (int j = 0; j < vcount(r); ++j) src[vdispl(r) + j] = block(r, j);
-    rc = MPI_Scatterv(src, counts, displs, MPI_LONG_LONG, out, vcount(rank), MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Scatterv, MPI_Iscatterv, src, counts, displs, MPI_LONG_LONG, out, vcount(rank), MPI_LONG_LONG, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "allgatherv")) {
     rooted = 0;
     long long mine[COUNT];
     for (int j = 0; j < COUNT; ++j) mine[j] = block(rank, j);
-    rc = MPI_Allgatherv(mine, vcount(rank), MPI_LONG_LONG, all, counts, displs, MPI_LONG_LONG, MPI_COMM_WORLD);
+    rc = NB(MPI_Allgatherv, MPI_Iallgatherv, mine, vcount(rank), MPI_LONG_LONG, all, counts, displs, MPI_LONG_LONG, MPI_COMM_WORLD);
   } else if (!strcmp(call, "alltoall")) {
     rooted = 0;
     long long src[32 * COUNT];
     for (int r = 0; r < size; ++r)
       for (int j = 0; j < COUNT; ++j) src[r * COUNT + j] = pair(rank, r, j);
-    rc = MPI_Alltoall(src, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, MPI_COMM_WORLD);
+    rc = NB(MPI_Alltoall, MPI_Ialltoall, src, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, MPI_COMM_WORLD);
   } else if (!strcmp(call, "alltoallv") || !strcmp(call, "alltoallw")) {
     rooted = 0;
     int scounts[32];
     for (int r = 0; r < size; ++r) scounts[r] = vcount(rank + r);
     if (!strcmp(call, "alltoallv"))
-      rc = MPI_Alltoallv(to_each, scounts, displs, MPI_LONG_LONG, all, rcounts, rdispls, MPI_LONG_LONG, MPI_COMM_WORLD);
+      rc = NB(MPI_Alltoallv, MPI_Ialltoallv, to_each, scounts, displs, MPI_LONG_LONG, all, rcounts, rdispls, MPI_LONG_LONG, MPI_COMM_WORLD);
     else
-      rc = MPI_Alltoallw(to_each, scounts, bytes, types, all, rcounts, rbytes, types, MPI_COMM_WORLD);
+      rc = NB(MPI_Alltoallw, MPI_Ialltoallw, to_each, scounts, bytes, types, all, rcounts, rbytes, types, MPI_COMM_WORLD);
   } else if (!strcmp(call, "reduce_scatter")) {
     rooted = 0;
     /* block r has vcount(r) elements, packed in rank order; its element j holds contribution(rank, j) */
@@ -211,13 +226,13 @@ static long long step(void) {
     int k = 0;
     for (int r = 0; r < size; ++r)
       for (int j = 0; j < vcount(r); ++j) src[k++] = contribution(rank, j);
-    rc = MPI_Reduce_scatter(src, out, counts, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    rc = NB(MPI_Reduce_scatter, MPI_Ireduce_scatter, src, out, counts, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   } else if (!strcmp(call, "reduce_scatter_block")) {
     rooted = 0;
-    rc = MPI_Reduce_scatter_block(contrib_all, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    rc = NB(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block, contrib_all, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   } else if (!strcmp(call, "exscan")) {
     rooted = 0;
-    rc = MPI_Exscan(in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    rc = NB(MPI_Exscan, MPI_Iexscan, in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   } else if (!strcmp(call, "dup") || !strcmp(call, "split")) {
     rooted = 0;
     MPI_Comm c;
@@ -312,11 +327,17 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(argc >= 3 && size <= 31, "usage: wrap_faults CALL [root=R] [expect=...] STEP...");
   call = argv[1];
+  /* the nonblocking variants: "i" + a blocking call's name (no blocking collective starts with "i") */
+  if (call[0] == 'i') nb = 1, ++call;
   long long digest[MAXSTEPS];
   int nsteps = 0;
   for (int i = 2; i < argc; ++i) {
     if (!strncmp(argv[i], "root=", 5)) {
       root = atoi(argv[i] + 5);
+      continue;
+    }
+    if (!strcmp(argv[i], "complete=test")) {
+      nb_test = 1;
       continue;
     }
     if (!strncmp(argv[i], "expect=", 7)) {

@@ -7,6 +7,11 @@ if(COHORT_MPI_NAME STREQUAL "mpich")
 endif()
 cohort_mpi_test(wrap.equiv_4 PART wrap NP 4 TIMEOUT 90 PASS 4 COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args})
 cohort_mpi_test(wrap.equiv_3 PART wrap NP 3 TIMEOUT 90 PASS 3 COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args})
+# The same for the nonblocking collectives (each completed by MPI_Wait or an MPI_Test loop).
+cohort_mpi_test(wrap.equiv_nonblocking_4 PART wrap NP 4 TIMEOUT 90 PASS 4
+  COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args} nonblocking)
+cohort_mpi_test(wrap.equiv_nonblocking_3 PART wrap NP 3 TIMEOUT 90 PASS 3
+  COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args} nonblocking)
 
 # --- wrap: the fault matrix (tests/mpi/wrap_faults.c), generated from wrap/calls.def: every blocking
 # collective the driver runs (COHORT_DRIVER_CALLS, cmake/CohortCalls.cmake) and dup/split. 4 ranks under both MPIs; rank 2 killed just
@@ -30,10 +35,29 @@ foreach(call IN LISTS COHORT_DRIVER_CALLS ITEMS dup split)
   cohort_mpi_test(wrap.fault.${call}.two_before PART wrap NP 4 TIMEOUT 60 PASS 2
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 before:1+2 none)
 endforeach()
+# The nonblocking collectives (COHORT_NONBLOCKING_CALLS, wrap/nbc.hpp): the same matrix and assertions, each
+# request completed by MPI_Wait, or (two_before) by an MPI_Test polling loop.
+foreach(call IN LISTS COHORT_NONBLOCKING_CALLS)
+  cohort_mpi_test(wrap.fault.${call}.before_then_during PART wrap NP 4 TIMEOUT 60 PASS 2
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=${call}.posted,hit=2
+    COMMAND ${_wf} ${call} root=3 before:2 during:1)
+  cohort_mpi_test(wrap.fault.${call}.two_before PART wrap NP 4 TIMEOUT 60 PASS 2
+    ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 complete=test before:1+2 none)
+endforeach()
+
+# Nonblocking collectives beyond the matrix (tests/mpi/wrap_nbc.c): three in flight with point-to-point
+# requests in one MPI_Waitall while a rank is dead (and one dies inside the first), MPI_Test and
+# MPI_Testall polling loops, MPI_Request_free after the failures.
+cohort_test_program(wrap_nbc wrap_nbc.c)
+cohort_mpi_test(wrap.nbc.mixed_one_killed PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COHORT_ON_DEAD_PEER_RECV=skip COMMAND $<TARGET_FILE:wrap_nbc> 2)
+cohort_mpi_test(wrap.nbc.mixed_killed_during PART wrap NP 4 TIMEOUT 60 PASS 2
+  ENV ${_wrap_hb} COHORT_ON_DEAD_PEER_RECV=skip COHORT_INJECT_FAILURE=rank=1,at=iallreduce.posted,hit=2
+  COMMAND $<TARGET_FILE:wrap_nbc> 2)
 
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
 # the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.
-foreach(call IN LISTS COHORT_DRIVER_CALLS)
+foreach(call IN LISTS COHORT_DRIVER_CALLS COHORT_NONBLOCKING_CALLS)
   cohort_mpi_test(wrap.fault.${call}.in_confirmation PART wrap NP 4 TIMEOUT 60 PASS 3
     ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=confirm.posted,hit=2
     COMMAND ${_wf} ${call} root=3 none during:1 none)

@@ -1,13 +1,16 @@
 #include "detector/process_watch.hpp"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstddef>
 #include <cstring>
 
 #ifndef SYS_pidfd_open
@@ -33,7 +36,48 @@ long long now_us() {
   return static_cast<long long>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 
+// The abstract address of the doorbell of process pid; returns its length.
+socklen_t doorbell_address(pid_t pid, struct sockaddr_un *a) {
+  std::memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  int n = std::snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "cohort-detector-%d", static_cast<int>(pid));
+  return static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
 }  // namespace
+
+bool Doorbell::open() {
+  close();
+  fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) return false;
+  struct sockaddr_un a;
+  socklen_t len = doorbell_address(getpid(), &a);
+  if (bind(fd_, reinterpret_cast<struct sockaddr *>(&a), len) != 0) {
+    close();
+    return false;
+  }
+  return true;
+}
+
+void Doorbell::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void Doorbell::ring(pid_t pid) {
+  static int out = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (out < 0) return;
+  struct sockaddr_un a;
+  socklen_t len = doorbell_address(pid, &a);
+  char b = 1;
+  (void)sendto(out, &b, 1, MSG_DONTWAIT, reinterpret_cast<struct sockaddr *>(&a), len);
+}
+
+void Doorbell::clear() {
+  char buf[64];
+  while (fd_ >= 0 && recv(fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  }
+}
 
 std::string host_key() {
   char name[128] = {0};
@@ -87,25 +131,28 @@ void ProcessWatch::stop() {
   fd_ = -1;
 }
 
-bool ProcessWatch::wait(long us) {
+ProcessWatch::Woke ProcessWatch::wait(long us, Doorbell *doorbell) {
   long long until = now_us() + us;
+  int bell = doorbell != nullptr ? doorbell->fd() : -1;
   for (;;) {
     long long left = until - now_us();
     if (left < 0) left = 0;
     struct timespec ts = {static_cast<time_t>(left / 1000000), static_cast<long>((left % 1000000) * 1000)};
-    int rc;
-    if (fd_ >= 0) {
-      struct pollfd pfd = {fd_, POLLIN, 0};
-      rc = ppoll(&pfd, 1, &ts, nullptr);
-      if (rc > 0) {
+    struct pollfd pfd[2];
+    nfds_t n = 0;
+    if (fd_ >= 0) pfd[n++] = {fd_, POLLIN, 0};
+    if (bell >= 0) pfd[n++] = {bell, POLLIN, 0};
+    int rc = n > 0 ? ppoll(pfd, n, &ts, nullptr) : nanosleep(&ts, nullptr);
+    if (rc > 0) {
+      if (fd_ >= 0 && pfd[0].revents != 0) {
         stop();
-        return true;
+        return Woke::exited;
       }
-    } else {
-      rc = nanosleep(&ts, nullptr);
+      doorbell->clear();
+      return Woke::doorbell;
     }
     if (rc == -1 && errno == EINTR && left > 0) continue;
-    return false;
+    return Woke::timeout;
   }
 }
 

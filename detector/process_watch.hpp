@@ -22,6 +22,31 @@ std::string host_key();
 /// field 22), or -1 when it is gone or unreadable. With the pid it names one process over its lifetime.
 std::int64_t process_start_time(pid_t pid);
 
+/// A wake-up for the detector thread of another rank on this host: an abstract Unix datagram socket named
+/// after the owner's pid ("\0cohort-detector-PID"; abstract names are per network namespace, so only
+/// ranks of one host reach each other). MPI gives the detector thread nothing to wait on, so between
+/// loop iterations it sleeps; a rank that sends it a failure notice rings its doorbell too, and the
+/// notice is handled at once instead of after the rest of the sleep. Best effort: every error is ignored
+/// (the thread then finds the message at its next iteration). Not thread-safe: the detector thread owns it.
+class Doorbell {
+ public:
+  Doorbell() = default;
+  Doorbell(const Doorbell &) = delete;
+  Doorbell &operator=(const Doorbell &) = delete;
+  ~Doorbell() { close(); }
+  /// Binds this process's doorbell; false when it cannot (then ring() still works).
+  bool open();
+  void close();
+  int fd() const { return fd_; }
+  /// Wakes the detector thread of process `pid` on this host (non-blocking).
+  void ring(pid_t pid);
+  /// Empties the socket after it woke a wait.
+  void clear();
+
+ private:
+  int fd_ = -1;
+};
+
 /// One watched process at a time. Not thread-safe: the detector thread owns it.
 class ProcessWatch {
  public:
@@ -43,10 +68,11 @@ class ProcessWatch {
   void stop();
   bool watching() const { return fd_ >= 0; }
 
-  /// Waits up to `us` µs for the watched process to exit (ppoll; resumed after EINTR, e.g. MPICH's
-  /// SIGUSR1 to survivors). Returns true, and stops watching, when it has exited; without a watched
-  /// process, it just sleeps.
-  bool wait(long us);
+  enum class Woke { timeout, exited, doorbell };
+  /// Waits up to `us` µs for the watched process to exit or `doorbell` to ring (ppoll; resumed after
+  /// EINTR, e.g. MPICH's SIGUSR1 to survivors). exited: the watch stops. doorbell: the bell is cleared.
+  /// Without a watched process and a doorbell, it just sleeps.
+  Woke wait(long us, Doorbell *doorbell);
 
  private:
   int fd_ = -1;

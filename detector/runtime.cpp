@@ -60,6 +60,8 @@ std::int64_t thread_cpu_us() {
          ru.ru_stime.tv_usec;
 }
 
+bool is_activity(const Message &m) { return m.type != MsgType::heartbeat; }
+
 struct PendingSend {
   int to;
   std::vector<std::int32_t> buf;
@@ -115,6 +117,7 @@ class Runtime {
   std::vector<int> host_of;                 // per rank: host index (topology::host_indices)
   std::vector<std::int64_t> pid_of, start_of;  // per rank: pid and process_start_time
   ProcessWatch watch;
+  Doorbell doorbell;    // rung by same-host ranks that send this one a notice (settings.pidfd)
   int watched = -1;     // the rank whose process `watch` is about (-1: none)
   bool watch_ok = false;  // pidfd usable (set at start, cleared by the first ENOSYS/EPERM)
 
@@ -207,6 +210,9 @@ void Runtime::transmit(std::vector<Outgoing> &msgs) {
       continue;
     }
     ++outstanding[o.to];
+    // NOTE: the receiver may be asleep for up to COHORT_IDLE_POLL_US: wake it for anything but a heartbeat.
+    if (doorbell.fd() >= 0 && is_activity(o.msg) && host_of[o.to] == host_of[rank])
+      doorbell.ring(static_cast<pid_t>(pid_of[o.to]));
     sends.push_back(std::move(p));
     sreqs.push_back(req);
     std::lock_guard<std::mutex> lock(stats_mu);
@@ -264,7 +270,6 @@ void mark_active(Time now, Time span = kActiveUs) {
   }
 }
 
-bool is_activity(const Message &m) { return m.type != MsgType::heartbeat; }
 
 void Runtime::loop() {
   Time started = monotonic_us();
@@ -323,9 +328,14 @@ void Runtime::loop() {
       exited = emitter;  // gone already: no wait
       continue;
     }
-    if (watch.wait(nap)) exited = watched;
+    switch (watch.wait(nap, &doorbell)) {
+      case ProcessWatch::Woke::exited: exited = watched; break;
+      case ProcessWatch::Woke::doorbell: mark_active(monotonic_us()); break;
+      case ProcessWatch::Woke::timeout: break;
+    }
   }
   watch.stop();
+  doorbell.close();
   shutdown();
   std::lock_guard<std::mutex> lock(stats_mu);
   st.thread_cpu_us = thread_cpu_us();
@@ -496,6 +506,8 @@ void start(bool thread_multiple) {
 #endif
     g.learn_hosts();
     g.watch_ok = g.settings.pidfd;
+    if (g.settings.pidfd && !g.doorbell.open())
+      COHORT_LOG_DEBUG("detector: no doorbell socket (%s): notices wait for the receiver's next loop", std::strerror(errno));
     Config c;
     c.rank = g.rank;
     c.ring = std::make_shared<topology::Ring>(g.host_of, g.settings.shuffle, g.settings.seed);

@@ -74,6 +74,41 @@ int max_hops(const SimNet &net, int dead) {
   return h;
 }
 
+// Rank 3 of 8 dies (crash: its process exits; else it is killed unseen). Its observer 4 learns it as
+// `how` says, within `bound`; the others by notice, the new emitter 2 by 4's emit request.
+void single_failure_found(SimNet &net, bool crash, How how, Time bound) {
+  net.run_until(2 * kTimeout);
+  crash ? net.crash(3) : net.kill(3);
+  Time took = detect(net, {3}, 2 * kTimeout);
+  ASSERT_GE(took, 0);
+  EXPECT_LE(took, bound);
+  ASSERT_EQ(net.learned[4].size(), 1u);
+  EXPECT_EQ(net.learned[4][0].how, how);
+  for (int r : {0, 1, 5, 6, 7}) EXPECT_EQ(net.learned[r][0].how, How::notice) << r;
+  // The new emitter hears it from the observer's emit request, at the same time as the notices.
+  EXPECT_EQ(net.learned[2][0].how, How::emit_request);
+  EXPECT_EQ(net.node(4).emitter(), 2);
+  EXPECT_EQ(net.node(2).observer(), 4);
+  expect_nothing_more(net, {3});
+}
+
+// Ranks 3 and 4 of 8 die together (crash: their processes exit; else they are killed unseen). Rank 5
+// must find 4, then 3, as `how` says, within `bound`, and end up observing rank 2.
+void adjacent_pair_found(SimNet &net, bool crash, How how, Time bound) {
+  net.run_until(2 * kTimeout);
+  for (int r : {3, 4}) crash ? net.crash(r) : net.kill(r);
+  Time took = detect(net, {3, 4}, 4 * kTimeout);
+  ASSERT_GE(took, 0);
+  EXPECT_LE(took, bound);
+  ASSERT_EQ(net.learned[5].size(), 2u);
+  EXPECT_EQ(net.learned[5][0].rank, 4);
+  EXPECT_EQ(net.learned[5][0].how, how);
+  EXPECT_EQ(net.learned[5][1].rank, 3);
+  EXPECT_EQ(net.learned[5][1].how, how);
+  EXPECT_EQ(net.node(5).emitter(), 2);
+  expect_nothing_more(net, {3, 4});
+}
+
 }  // namespace
 
 TEST(DetectorMachine, NoFailureNoSuspicion) {
@@ -89,37 +124,15 @@ TEST(DetectorMachine, NoFailureNoSuspicion) {
 
 TEST(DetectorMachine, SingleFailure) {
   SimNet net(config(8));
-  net.run_until(2 * kTimeout);
-  net.kill(3);
-  Time took = detect(net, {3}, 2 * kTimeout);
-  ASSERT_GE(took, 0);
-  EXPECT_LE(took, kTimeout + 5 * kMs);  // suspicion after timeout, then a few 50 µs hops
-  ASSERT_EQ(net.learned[4].size(), 1u);
-  EXPECT_EQ(net.learned[4][0].how, How::suspected);  // the observer suspects it
-  for (int r : {0, 1, 5, 6, 7}) EXPECT_EQ(net.learned[r][0].how, How::notice) << r;
-  // The new emitter hears it from the observer's emit request, at the same time as the notices.
-  EXPECT_EQ(net.learned[2][0].how, How::emit_request);
+  // The observer suspects it after the timeout, then a few 50 µs hops.
+  single_failure_found(net, false, How::suspected, kTimeout + 5 * kMs);
   EXPECT_LE(max_hops(net, 3), 3 + 1);  // ceil(log2 7) + 1
-  EXPECT_EQ(net.node(4).emitter(), 2);
-  EXPECT_EQ(net.node(2).observer(), 4);
-  expect_nothing_more(net, {3});
 }
 
 TEST(DetectorMachine, TwoAdjacentFailures) {
   SimNet net(config(8));
-  net.run_until(2 * kTimeout);
-  net.kill(3);
-  net.kill(4);
-  Time took = detect(net, {3, 4}, 4 * kTimeout);
-  ASSERT_GE(took, 0);
   // 4 after the timeout; 3 after the timeout and grace granted to it as the new emitter.
-  EXPECT_LE(took, 2 * kTimeout + kGrace + 10 * kMs);
-  EXPECT_EQ(net.learned[5][0].rank, 4);
-  EXPECT_EQ(net.learned[5][0].how, How::suspected);
-  EXPECT_EQ(net.learned[5][1].rank, 3);
-  EXPECT_EQ(net.learned[5][1].how, How::suspected);
-  EXPECT_EQ(net.node(5).emitter(), 2);
-  expect_nothing_more(net, {3, 4});
+  adjacent_pair_found(net, false, How::suspected, 2 * kTimeout + kGrace + 10 * kMs);
 }
 
 class DetectorSimultaneous : public ::testing::TestWithParam<std::tuple<int, bool>> {};
@@ -404,18 +417,7 @@ SimConfig watching(int n) {
 
 TEST(DetectorMachine, ExitedEmitterIsSuspectedWithoutWaitingForTheTimeout) {
   SimNet net(watching(8));
-  net.run_until(2 * kTimeout);
-  net.crash(3);
-  Time took = detect(net, {3}, 2 * kTimeout);
-  ASSERT_GE(took, 0);
-  EXPECT_LE(took, 5 * kMs);  // one tick (1 ms) to see the exit, then 50 µs hops
-  ASSERT_EQ(net.learned[4].size(), 1u);
-  EXPECT_EQ(net.learned[4][0].how, How::exited);
-  for (int r : {0, 1, 5, 6, 7}) EXPECT_EQ(net.learned[r][0].how, How::notice) << r;
-  EXPECT_EQ(net.learned[2][0].how, How::emit_request);
-  EXPECT_EQ(net.node(4).emitter(), 2);
-  EXPECT_EQ(net.node(2).observer(), 4);
-  expect_nothing_more(net, {3});
+  single_failure_found(net, true, How::exited, 5 * kMs);  // one tick (1 ms) to see the exit, then hops
 }
 
 TEST(DetectorMachine, LostHostIsStillFoundByTheTimeout) {
@@ -431,19 +433,8 @@ TEST(DetectorMachine, LostHostIsStillFoundByTheTimeout) {
 
 TEST(DetectorMachine, AdjacentExitsAreFoundOneAfterTheOther) {
   SimNet net(watching(8));
-  net.run_until(2 * kTimeout);
-  net.crash(3);
-  net.crash(4);
-  Time took = detect(net, {3, 4}, 4 * kTimeout);
-  ASSERT_GE(took, 0);
-  EXPECT_LE(took, 5 * kMs);  // the re-targeted emitter 3 is seen exited at once, not after timeout + grace
-  ASSERT_EQ(net.learned[5].size(), 2u);
-  EXPECT_EQ(net.learned[5][0].rank, 4);
-  EXPECT_EQ(net.learned[5][0].how, How::exited);
-  EXPECT_EQ(net.learned[5][1].rank, 3);
-  EXPECT_EQ(net.learned[5][1].how, How::exited);
-  EXPECT_EQ(net.node(5).emitter(), 2);
-  expect_nothing_more(net, {3, 4});
+  // The re-targeted emitter 3 is seen exited at once, not after timeout + grace.
+  adjacent_pair_found(net, true, How::exited, 5 * kMs);
 }
 
 TEST(DetectorMachine, HalfTheRanksExitingAreAllFound) {

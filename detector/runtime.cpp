@@ -270,7 +270,6 @@ void mark_active(Time now, Time span = kActiveUs) {
   }
 }
 
-
 void Runtime::loop() {
   Time started = monotonic_us();
   Time next_cpu = started + 1000000;
@@ -335,8 +334,8 @@ void Runtime::loop() {
     }
   }
   watch.stop();
-  doorbell.close();
   shutdown();
+  doorbell.close();
   std::lock_guard<std::mutex> lock(stats_mu);
   st.thread_cpu_us = thread_cpu_us();
   st.thread_wall_us = monotonic_us() - started;

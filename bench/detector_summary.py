@@ -34,6 +34,26 @@ for (mpi, n, p, t), rs in sorted(groups.items()):
     print(f"| {mpi} | {n} | {p}/{t} | {len(ok)} of {len(rs)} | {statistics.median(first):.1f} | "
           f"{statistics.median(last):.1f}, {max(last):.1f} | {target} | {'yes' if within else 'no'} |")
 
+import os
+if os.path.exists(f"{out}/detector_pidfd.csv"):
+    print("\n## Crash detection by pidfd (SIGKILL -> last survivor notified, one host, 100/1000 ms)\n")
+    print("The observer on the victim's host watches its process (`COHORT_PIDFD=on`, the default) or waits for "
+          "the heartbeat timeout (`off`); runs alternate on/off, side by side. Target (issue 16): <= 20 ms.\n")
+    print("| MPI | N | runs on/off | on: last survivor ms (median, max) | off: (median, max) | off/on (medians) | on within 20 ms |")
+    print("|---|---|---|---|---|---|---|")
+    pg = defaultdict(lambda: defaultdict(list))
+    for r in rows("detector_pidfd.csv"):
+        pg[(r["mpi"], int(r["n"]))][r["pidfd"]].append(r)
+    for (mpi, n), d in sorted(pg.items()):
+        ok = {k: [float(r["last_ms"]) for r in v if int(r["survivors_reporting"]) == n - 1] for k, v in d.items()}
+        on, off = ok.get("on", []), ok.get("off", [])
+        if not on or not off:
+            print(f"| {mpi} | {n} | {len(on)}/{len(off)} complete | - | - | - | no |")
+            continue
+        mo, mf = statistics.median(on), statistics.median(off)
+        print(f"| {mpi} | {n} | {len(on)}/{len(off)} of {len(d['on'])}/{len(d['off'])} | {mo:.1f}, {max(on):.1f} | "
+              f"{mf:.1f}, {max(off):.1f} | {mf / mo:.0f} | {'yes' if max(on) <= 20 else 'no'} |")
+
 print("\n## Detector thread CPU (default 100/1000 ms, no failure, 4 ranks)\n")
 print("| MPI | ranks | mean % of a core | max % of a core | loop iterations/s |")
 print("|---|---|---|---|---|")

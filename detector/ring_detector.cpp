@@ -32,6 +32,7 @@ const char *how_name(How how) {
     case How::declared: return "declared";
     case How::alone: return "alone after a stall";
     case How::reported: return "reported by MPI";
+    case How::exited: return "process exited";
   }
   return "?";
 }
@@ -182,6 +183,11 @@ void RingDetector::on_message(int from, const Message &msg, Time now, Output *ou
 void RingDetector::declare_failed(int rank, Time now, Output *out) {
   if (stopped() || rank < 0 || rank >= cfg_.ring->size()) return;
   learn(rank, How::declared, cfg_.rank, 0, 0, now, out);
+}
+
+void RingDetector::on_emitter_exited(int rank, Time now, Output *out) {
+  if (stopped() || rank < 0 || rank != emitter_) return;
+  learn(rank, How::exited, cfg_.rank, 0, now - last_heard_, now, out);
 }
 
 void RingDetector::leave(Time now, Output *out) {

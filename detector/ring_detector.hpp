@@ -30,6 +30,10 @@
 //    have been declared dead while nobody was left to tell it (the survivors finished and exited). If it
 //    then finds every other rank failed or departed, it fences itself (event self_fenced, how alone)
 //    instead of carrying on alone: it cannot tell "everyone else died" from "everyone else dropped me".
+//  - Process exit: where the runtime can watch its emitter's process (same host: Linux pidfd), it reports
+//    the exit (on_emitter_exited) and the emitter is suspected at once, without waiting for the timeout;
+//    the notice, re-targeting and fencing are those of a suspicion. Heartbeats still run: they cover
+//    lost hosts, partitions and stopped processes, which no process watch sees.
 //  - Leaving: a rank that stops its detector (MPI_Finalize) tells its observer and emitter; they close the
 //    ring around it without suspecting it. A departed rank is not a failed one.
 #pragma once
@@ -73,7 +77,8 @@ struct Outgoing {
 };
 
 /// How a rank learned of a failure.
-enum class How { suspected, notice, sync, emit_request, declared, alone, reported };  // reported: by MPI (ULFM)
+// reported: by MPI (ULFM); exited: this rank saw its emitter's process exit (on_emitter_exited)
+enum class How { suspected, notice, sync, emit_request, declared, alone, reported, exited };
 const char *how_name(How how);
 
 struct Event {
@@ -82,7 +87,7 @@ struct Event {
   How how;        ///< how this rank learned it
   int from;       ///< the rank whose message told it (suspected/declared: this rank)
   int hops;       ///< notice: the notice's hop count; otherwise 0
-  Time silent;    ///< suspected: µs since the emitter was last heard; alone: the longest stall, µs; otherwise 0
+  Time silent;    ///< suspected, exited: µs since the emitter was last heard; alone: the longest stall, µs; otherwise 0
 };
 
 /// What one call produced; callers append-and-drain (the machine only appends).
@@ -109,6 +114,11 @@ class RingDetector {
   void on_message(int from, const Message &msg, Time now, Output *out);
   /// Another part of cohort learned that `rank` is dead: record and broadcast it as if suspected here.
   void declare_failed(int rank, Time now, Output *out);
+  /// The process of `rank` has exited (seen by the runtime's watch of a same-host emitter, e.g. a pidfd
+  /// that became readable). If `rank` is this rank's current emitter, it is suspected at once (event
+  /// rank_failed, How::exited, silent = µs since it was last heard), broadcast and re-targeted past, as
+  /// after a timeout. Otherwise ignored: a watch that fired after re-targeting, a departed or unknown rank.
+  void on_emitter_exited(int rank, Time now, Output *out);
   /// This rank stops (MPI_Finalize): tells its observer and emitter; afterwards the machine is inert.
   void leave(Time now, Output *out);
 

@@ -9,10 +9,12 @@
 #endif
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -20,6 +22,7 @@
 #include "cohort/cohort.h"
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
+#include "detector/process_watch.hpp"
 #include "detector/ring_detector.hpp"
 #include "detector/run_status.hpp"
 #include "detector/settings.hpp"
@@ -56,6 +59,8 @@ std::int64_t thread_cpu_us() {
   return (static_cast<std::int64_t>(ru.ru_utime.tv_sec) + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
          ru.ru_stime.tv_usec;
 }
+
+bool is_activity(const Message &m) { return m.type != MsgType::heartbeat; }
 
 struct PendingSend {
   int to;
@@ -108,6 +113,13 @@ class Runtime {
   std::vector<MPI_Request> sreqs;
   std::vector<PendingSend> sends;
   std::vector<int> outstanding;  // per peer
+  // The emitter's process, watched when it is on this host (settings.pidfd; see process_watch.hpp).
+  std::vector<int> host_of;                 // per rank: host index (topology::host_indices)
+  std::vector<std::int64_t> pid_of, start_of;  // per rank: pid and process_start_time
+  ProcessWatch watch;
+  Doorbell doorbell;    // rung by same-host ranks that send this one a notice (settings.pidfd)
+  int watched = -1;     // the rank whose process `watch` is about (-1: none)
+  bool watch_ok = false;  // pidfd usable (set at start, cleared by the first ENOSYS/EPERM)
 
   void publish(const std::vector<Event> &events);
   void refresh_from_mpi();
@@ -115,6 +127,8 @@ class Runtime {
   void transmit(std::vector<Outgoing> &msgs);
   void progress_sends();
   void drain(std::vector<std::pair<int, Message>> *in);
+  bool follow_emitter(int emitter);
+  void learn_hosts();
   void loop();
   void shutdown();
 };
@@ -154,6 +168,11 @@ void Runtime::publish(const std::vector<Event> &events) {
         COHORT_LOG_WARN("rank %d suspected after %lld ms (timeout %ld ms), %lld ms since start", e.rank,
                         static_cast<long long>(e.silent / 1000), settings.timeout_ms, static_cast<long long>(at_ms));
         break;
+      case How::exited:
+        COHORT_LOG_WARN("rank %d failed: its process exited (seen on this host by pidfd, %lld ms after its last "
+                        "heartbeat), %lld ms since start", e.rank, static_cast<long long>(e.silent / 1000),
+                        static_cast<long long>(at_ms));
+        break;
       case How::notice:
         COHORT_LOG_INFO("rank %d failed: notice from rank %d (hop %d), %lld ms since start", e.rank, e.from, e.hops,
                         static_cast<long long>(at_ms));
@@ -191,6 +210,9 @@ void Runtime::transmit(std::vector<Outgoing> &msgs) {
       continue;
     }
     ++outstanding[o.to];
+    // NOTE: the receiver may be asleep for up to COHORT_IDLE_POLL_US: wake it for anything but a heartbeat.
+    if (doorbell.fd() >= 0 && is_activity(o.msg) && host_of[o.to] == host_of[rank])
+      doorbell.ring(static_cast<pid_t>(pid_of[o.to]));
     sends.push_back(std::move(p));
     sreqs.push_back(req);
     std::lock_guard<std::mutex> lock(stats_mu);
@@ -248,8 +270,6 @@ void mark_active(Time now, Time span = kActiveUs) {
   }
 }
 
-bool is_activity(const Message &m) { return m.type != MsgType::heartbeat; }
-
 void Runtime::loop() {
   Time started = monotonic_us();
   Time next_cpu = started + 1000000;
@@ -257,14 +277,19 @@ void Runtime::loop() {
   Callbacks callbacks;
   Output out;
   std::uint64_t iterations = 0, received = 0;
+  int exited = -1;  // the watched emitter whose process exited during the last wait
   while (!stop_flag.load(std::memory_order_acquire)) {
+    // NOTE: drained before an exit is fed in: a rank that left (MPI_Finalize) said so before it exited.
     drain(&in);
     received += in.size();
     Time now = monotonic_us();
     Time wake;
+    int emitter;
     {
       std::lock_guard<std::mutex> lock(sm_mu);
       for (auto &m : in) sm->on_message(m.first, m.second, now, &out);
+      if (exited >= 0) sm->on_emitter_exited(exited, now, &out);
+      exited = -1;
       sm->tick(now, &out);
       if (!out.events.empty()) mark_active(now);
       publish(out.events);
@@ -272,6 +297,7 @@ void Runtime::loop() {
       for (auto &o : side_out.messages) out.messages.push_back(std::move(o));
       side_out.clear();
       wake = sm->next_wakeup();
+      emitter = sm->emitter();
     }
     for (auto &m : in)
       if (is_activity(m.second)) mark_active(now);
@@ -297,14 +323,70 @@ void Runtime::loop() {
       Time until_wake = wake < 0 ? settings.idle_poll_us : wake - now;
       nap = static_cast<long>(std::max<Time>(settings.poll_us, std::min<Time>(settings.idle_poll_us, until_wake)));
     }
-    sleep_us(nap);
+    if (emitter != watched && follow_emitter(emitter)) {
+      exited = emitter;  // gone already: no wait
+      continue;
+    }
+    switch (watch.wait(nap, &doorbell)) {
+      case ProcessWatch::Woke::exited: exited = watched; break;
+      case ProcessWatch::Woke::doorbell: mark_active(monotonic_us()); break;
+      case ProcessWatch::Woke::timeout: break;
+    }
   }
+  watch.stop();
   shutdown();
+  doorbell.close();
   std::lock_guard<std::mutex> lock(stats_mu);
   st.thread_cpu_us = thread_cpu_us();
   st.thread_wall_us = monotonic_us() - started;
   st.iterations = iterations;
   st.received = received;
+}
+
+// Watches the new emitter's process if it is on this host. Returns true when that process has exited
+// already (pidfd_open: ESRCH, or its pid now names a younger process).
+bool Runtime::follow_emitter(int emitter) {
+  watch.stop();
+  watched = emitter;
+  if (!watch_ok || emitter < 0 || host_of[emitter] != host_of[rank]) return false;
+  int err = 0;
+  switch (watch.watch(static_cast<pid_t>(pid_of[emitter]), start_of[emitter], &err)) {
+    case ProcessWatch::Result::watching:
+      COHORT_LOG_DEBUG("detector: watching emitter rank %d (pid %lld) by pidfd", emitter, static_cast<long long>(pid_of[emitter]));
+      return false;
+    case ProcessWatch::Result::exited:
+      return true;
+    case ProcessWatch::Result::unavailable:
+      watch_ok = false;
+      COHORT_LOG_INFO("detector: pidfd_open failed (%s): same-host crashes are found by heartbeats only (timeout %ld ms)",
+                      std::strerror(err), settings.timeout_ms);
+      return false;
+  }
+  return false;
+}
+
+// Every rank's host key, pid and process start time, by one allgather on the private communicator:
+// ranks with equal keys share a host (ring grouping) and can watch each other's processes.
+void Runtime::learn_hosts() {
+  struct Me {
+    char key[256];
+    std::int64_t pid, start;
+  } me;
+  std::memset(&me, 0, sizeof me);
+  std::string key = host_key();
+  std::memcpy(me.key, key.data(), std::min(key.size(), sizeof me.key - 1));
+  me.pid = static_cast<std::int64_t>(getpid());
+  me.start = process_start_time(getpid());
+  std::vector<Me> all(static_cast<size_t>(size));
+  if (PMPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, comm) != MPI_SUCCESS)
+    log::fatal(2, "MPI_Init: MPI_Allgather of the ranks' hosts for the failure detector failed");
+  std::vector<std::string> keys;
+  for (const Me &m : all) {
+    keys.emplace_back(m.key);
+    pid_of.push_back(m.pid);
+    start_of.push_back(m.start);
+  }
+  host_of = topology::host_indices(keys);
 }
 
 void Callbacks::run(Runtime &rt) {
@@ -421,9 +503,13 @@ void start(bool thread_multiple) {
     inject::arm(g.rank, g.size);
     return;
 #endif
+    g.learn_hosts();
+    g.watch_ok = g.settings.pidfd;
+    if (g.settings.pidfd && !g.doorbell.open())
+      COHORT_LOG_DEBUG("detector: no doorbell socket (%s): notices wait for the receiver's next loop", std::strerror(errno));
     Config c;
     c.rank = g.rank;
-    c.ring = std::make_shared<topology::Ring>(g.size, g.settings.shuffle, g.settings.seed);
+    c.ring = std::make_shared<topology::Ring>(g.host_of, g.settings.shuffle, g.settings.seed);
     c.period = g.settings.period_ms * 1000;
     c.timeout = g.settings.timeout_ms * 1000;
     c.grace = g.settings.grace_ms * 1000;
@@ -437,9 +523,11 @@ void start(bool thread_multiple) {
     g.stop_flag.store(false);
     g.running.store(true);
     g.thread = std::thread([] { g.loop(); });
-    COHORT_LOG_DEBUG("detector: started (period %ld ms, timeout %ld ms, grace %ld ms, broadcast %s, ring %s)",
+    COHORT_LOG_DEBUG("detector: started (period %ld ms, timeout %ld ms, grace %ld ms, broadcast %s, ring %s, %d host(s), "
+                     "pidfd %s)",
                      g.settings.period_ms, g.settings.timeout_ms, g.settings.grace_ms, topology::bcast_name(g.settings.bcast),
-                     g.settings.shuffle ? "shuffled" : "identity");
+                     g.settings.shuffle ? "shuffled" : "by host", *std::max_element(g.host_of.begin(), g.host_of.end()) + 1,
+                     g.settings.pidfd ? "on" : "off");
   }
   inject::arm(g.rank, g.size);
 }

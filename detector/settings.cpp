@@ -25,7 +25,7 @@ const std::vector<std::string> &known_variables() {
   static const std::vector<std::string> names = {
       // read by the runtime (README, "Environment")
       "COHORT_LOG", "COHORT_HB_PERIOD_MS", "COHORT_HB_TIMEOUT_MS", "COHORT_HB_GRACE_MS", "COHORT_POLL_US",
-      "COHORT_IDLE_POLL_US", "COHORT_BCAST", "COHORT_RING_SHUFFLE", "COHORT_RING_SEED", "COHORT_INJECT_FAILURE",
+      "COHORT_IDLE_POLL_US", "COHORT_BCAST", "COHORT_RING_SHUFFLE", "COHORT_RING_SEED", "COHORT_PIDFD", "COHORT_INJECT_FAILURE",
       "COHORT_ON_DEAD_ROOT", "COHORT_ON_DEAD_PEER", "COHORT_ON_DEAD_PEER_SEND", "COHORT_ON_DEAD_PEER_RECV",
       "COHORT_SEND_RETRIES", "COHORT_ULFM_API",
       // set by cohort-run for the ranks, and by the scripts and tests for themselves
@@ -65,6 +65,15 @@ std::string load_settings(Settings *s) {
   }
   if (!read_long("COHORT_RING_SHUFFLE", 0, 0, 1, "0 or 1", &shuffle, &err)) return err;
   if (!read_long("COHORT_RING_SEED", 1, 0, 0x7fffffffffffffffL, "an integer", &seed, &err)) return err;
+  if (auto p = env::get("COHORT_PIDFD")) {
+    if (*p == "on" || *p == "1") {
+      s->pidfd = true;
+    } else if (*p == "off" || *p == "0") {
+      s->pidfd = false;
+    } else {
+      return "invalid COHORT_PIDFD='" + *p + "' (expected on or off)";
+    }
+  }
   s->shuffle = shuffle != 0;
   s->seed = static_cast<std::uint64_t>(seed);
   return "";

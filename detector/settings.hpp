@@ -10,6 +10,7 @@
 // | COHORT_BCAST          | chord   | failure-notice broadcast: chord, bmg or hba                        |
 // | COHORT_RING_SHUFFLE   | 0       | 1: shuffle the ring order (same on every rank)                     |
 // | COHORT_RING_SEED      | 1       | seed of that shuffle (0..2^63-1)                                   |
+// | COHORT_PIDFD          | on      | on: an observer on its emitter's host watches its process (pidfd)  |
 #pragma once
 #include <cstdint>
 #include <string>
@@ -28,6 +29,7 @@ struct Settings {
   topology::Bcast bcast = topology::Bcast::chord;
   bool shuffle = false;
   std::uint64_t seed = 1;
+  bool pidfd = true;  ///< watch a same-host emitter's process (Linux pidfd_open) besides heartbeats
 };
 
 /// Every COHORT_* variable that cohort reads (the README's table, except the per-call

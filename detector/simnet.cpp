@@ -8,6 +8,7 @@ SimNet::SimNet(SimConfig config)
     : cfg_(std::move(config)),
       ring_(std::make_shared<topology::Ring>(cfg_.n, cfg_.shuffle, cfg_.ring_seed)),
       state_(static_cast<size_t>(cfg_.n), State::running),
+      exited_(static_cast<size_t>(cfg_.n), false),
       held_(static_cast<size_t>(cfg_.n)),
       tick_at_(static_cast<size_t>(cfg_.n), -1),
       rng_(cfg_.rng_seed) {
@@ -108,6 +109,16 @@ void SimNet::declare(int rank, int dead) {
   schedule_tick(rank);
 }
 
+void SimNet::watch_exit(int rank) {
+  // NOTE: loops because re-targeting may land on an emitter that has exited too (the runtime's
+  // pidfd_open then fails with ESRCH, which it reports as an exit).
+  for (int e = nodes_[rank]->emitter(); cfg_.watch_exits && e >= 0 && exited_[e] && !nodes_[rank]->stopped();
+       e = nodes_[rank]->emitter()) {
+    nodes_[rank]->on_emitter_exited(e, now_, &out_);
+    absorb(rank, out_);
+  }
+}
+
 bool SimNet::step() {
   if (q_.empty()) return false;
   std::pop_heap(q_.begin(), q_.end(), std::greater<Key>());
@@ -120,6 +131,7 @@ bool SimNet::step() {
   if (state_[r] == State::dead || nodes_[r]->stopped()) return true;
   if (ev.kind == 0) {
     if (state_[r] == State::paused) return true;  // resume() schedules the next tick
+    watch_exit(r);
     if (cfg_.tick > 0) {
       nodes_[r]->tick(now_, &out_);
       absorb(r, out_);

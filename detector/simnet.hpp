@@ -22,6 +22,9 @@ struct SimConfig {
   bool shuffle = false;
   std::uint64_t ring_seed = 1;
   bool resync = true;
+  /// Each observer watches its emitter's process (the runtime's pidfd): a crash() is reported to the
+  /// observer at its next tick (on_emitter_exited). kill() stays unseen (a lost host).
+  bool watch_exits = false;
   Time tick = 1000;  ///< µs between ticks of each rank; 0: tick each rank only at its next_wakeup()
   std::uint64_t rng_seed = 42;
   /// Latency of one message, µs (default: 50 µs fixed).
@@ -49,7 +52,13 @@ class SimNet {
   /// Live, running, not fenced.
   bool survivor(int rank) const { return state_[rank] == State::running && !nodes_[rank]->fenced(); }
 
+  /// The rank is gone without a trace its observer could see (a lost host, a partition).
   void kill(int rank) { state_[rank] = State::dead; }
+  /// The rank's process exits (SIGKILL, crash): as kill, and with watch_exits its observer sees it.
+  void crash(int rank) {
+    kill(rank);
+    exited_[rank] = true;
+  }
   void pause(int rank) { state_[rank] = State::paused; }
   void resume(int rank);
   /// rank stops its detector (leave()) and goes silent, as at MPI_Finalize.
@@ -100,12 +109,14 @@ class SimNet {
   void absorb(int rank, Output &out);
   void push(Ev ev);
   void schedule_tick(int rank);
+  void watch_exit(int rank);
   bool step();
 
   SimConfig cfg_;
   std::shared_ptr<const topology::Ring> ring_;
   std::vector<std::unique_ptr<RingDetector>> nodes_;
   std::vector<State> state_;
+  std::vector<bool> exited_;           // crash(): the process is gone
   std::vector<std::vector<Ev>> held_;  // messages to a paused rank
   std::vector<Time> tick_at_;          // event-driven mode: the pending tick of each rank
   std::vector<Key> q_;  // a min-heap on (at, seq)

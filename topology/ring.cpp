@@ -53,8 +53,39 @@ std::vector<int> inverse(const std::vector<int> &order) {
   return inv;
 }
 
+std::vector<int> host_indices(const std::vector<std::string> &keys) {
+  std::vector<int> out(keys.size());
+  std::vector<const std::string *> seen;  // host index -> key
+  for (size_t r = 0; r < keys.size(); ++r) {
+    size_t h = 0;
+    while (h < seen.size() && *seen[h] != keys[r]) ++h;
+    if (h == seen.size()) seen.push_back(&keys[r]);
+    out[r] = static_cast<int>(h);
+  }
+  return out;
+}
+
+std::vector<int> host_ring_order(const std::vector<int> &host, bool shuffle, std::uint64_t seed) {
+  int hosts = 0;
+  for (int h : host) hosts = std::max(hosts, h + 1);
+  std::vector<std::vector<int>> members(static_cast<size_t>(hosts));
+  for (size_t r = 0; r < host.size(); ++r) members[static_cast<size_t>(host[r])].push_back(static_cast<int>(r));
+  // NOTE: host indices come from host_indices, so index order is the order of each host's lowest rank.
+  std::vector<int> order;
+  order.reserve(host.size());
+  for (int h : ring_order(hosts, shuffle, seed)) {
+    const std::vector<int> &m = members[static_cast<size_t>(h)];
+    for (int i : ring_order(static_cast<int>(m.size()), shuffle, seed + static_cast<std::uint64_t>(h)))
+      order.push_back(m[static_cast<size_t>(i)]);
+  }
+  return order;
+}
+
 Ring::Ring(int n, bool shuffle, std::uint64_t seed)
     : rank_at(ring_order(n, shuffle, seed)), position_of(inverse(rank_at)) {}
+
+Ring::Ring(const std::vector<int> &host, bool shuffle, std::uint64_t seed)
+    : rank_at(host_ring_order(host, shuffle, seed)), position_of(inverse(rank_at)) {}
 
 const char *bcast_name(Bcast b) {
   switch (b) {

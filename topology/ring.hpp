@@ -20,11 +20,26 @@ std::vector<int> ring_order(int n, bool shuffle, std::uint64_t seed);
 /// The inverse permutation of ring_order: rank -> position.
 std::vector<int> inverse(const std::vector<int> &order);
 
+/// Host index of each rank from a per-rank host key (any string that is equal for ranks of one host):
+/// hosts are numbered 0, 1, ... in the order of their lowest rank. Shape: keys[rank] -> result[rank].
+std::vector<int> host_indices(const std::vector<std::string> &keys);
+
+/// Position -> rank grouped by host: the ranks of each host take consecutive positions, so every rank's
+/// observer (next position) is on its own host except at the H host boundaries of a ring of H hosts.
+/// host[rank] is a host index from host_indices (n = host.size()). shuffle == false: hosts in the order of
+/// their lowest rank, each host's ranks ascending. shuffle == true: the order of the hosts and, within
+/// each host, the order of its ranks are each a ring_order shuffle (hosts: seed; host h's ranks: seed + h),
+/// so the order still depends only on (host, seed), and on one host it equals ring_order(n, shuffle, seed).
+/// Grouping by host lets an observer watch its emitter's process directly (detector/runtime.cpp: pidfd).
+std::vector<int> host_ring_order(const std::vector<int> &host, bool shuffle, std::uint64_t seed);
+
 /// The ring shared by every detector state machine of one job (immutable; share it by pointer).
 struct Ring {
   std::vector<int> rank_at;      ///< position -> rank
   std::vector<int> position_of;  ///< rank -> position
   Ring(int n, bool shuffle, std::uint64_t seed);
+  /// The host-grouped ring of host_ring_order(host, shuffle, seed).
+  Ring(const std::vector<int> &host, bool shuffle, std::uint64_t seed);
   int size() const { return static_cast<int>(rank_at.size()); }
 };
 

@@ -13,7 +13,7 @@ using namespace cohort::detector;
 
 namespace {
 const char *const kVars[] = {"COHORT_HB_PERIOD_MS", "COHORT_HB_TIMEOUT_MS", "COHORT_HB_GRACE_MS", "COHORT_POLL_US", "COHORT_IDLE_POLL_US",
-                             "COHORT_BCAST",        "COHORT_RING_SHUFFLE",  "COHORT_RING_SEED"};
+                             "COHORT_BCAST",        "COHORT_RING_SHUFFLE",  "COHORT_RING_SEED", "COHORT_PIDFD"};
 class DetectorSettings : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -33,6 +33,7 @@ TEST_F(DetectorSettings, Defaults) {
   EXPECT_EQ(s.idle_poll_us, 5000);
   EXPECT_EQ(s.bcast, cohort::topology::Bcast::chord);
   EXPECT_FALSE(s.shuffle);
+  EXPECT_TRUE(s.pidfd);
 }
 
 TEST_F(DetectorSettings, ValidValues) {
@@ -51,6 +52,16 @@ TEST_F(DetectorSettings, ValidValues) {
   EXPECT_EQ(s.seed, 77u);
 }
 
+TEST_F(DetectorSettings, PidfdSwitch) {
+  for (auto [value, on] : {std::pair{"on", true}, {"1", true}, {"off", false}, {"0", false}}) {
+    setenv("COHORT_PIDFD", value, 1);
+    Settings s;
+    EXPECT_EQ(load_settings(&s), "") << value;
+    EXPECT_EQ(s.pidfd, on) << value;
+  }
+  EXPECT_NE(std::find(known_variables().begin(), known_variables().end(), "COHORT_PIDFD"), known_variables().end());
+}
+
 TEST_F(DetectorSettings, EachInvalidValueIsNamed) {
   struct Case {
     const char *var, *value, *expect;
@@ -64,6 +75,7 @@ TEST_F(DetectorSettings, EachInvalidValueIsNamed) {
       {"COHORT_IDLE_POLL_US", "500", "invalid COHORT_IDLE_POLL_US='500' (expected µs in 1000..100000)"},
       {"COHORT_BCAST", "ring", "invalid COHORT_BCAST='ring' (expected chord, bmg or hba)"},
       {"COHORT_RING_SHUFFLE", "yes", "invalid COHORT_RING_SHUFFLE='yes'"},
+      {"COHORT_PIDFD", "yes", "invalid COHORT_PIDFD='yes' (expected on or off)"},
   };
   for (const Case &c : cases) {
     SetUp();

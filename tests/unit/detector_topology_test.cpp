@@ -122,3 +122,53 @@ TEST(DetectorTopology, LiveRingWithOneOrNoLivePosition) {
   ring.remove(1);
   EXPECT_EQ(ring.step(0, 1), -1);
 }
+
+// ---- host-grouped ring (issue 16: each observer on its emitter's host wherever possible) ----
+using cohort::topology::host_indices;
+using cohort::topology::host_ring_order;
+
+TEST(DetectorTopology, HostIndicesNumberHostsByTheirLowestRank) {
+  EXPECT_EQ(host_indices({"b", "a", "b", "c", "a"}), (std::vector<int>{0, 1, 0, 2, 1}));
+  EXPECT_EQ(host_indices({}), (std::vector<int>{}));
+  EXPECT_EQ(host_indices({"x", "x", "x"}), (std::vector<int>{0, 0, 0}));
+}
+
+TEST(DetectorTopology, HostRingGroupsRoundRobinPlacement) {
+  // mpirun --map-by node over 2 hosts: ranks alternate; the ring keeps each host's ranks together.
+  EXPECT_EQ(host_ring_order({0, 1, 0, 1, 0, 1}, false, 1), (std::vector<int>{0, 2, 4, 1, 3, 5}));
+  // Block placement is already grouped: the identity.
+  EXPECT_EQ(host_ring_order({0, 0, 0, 1, 1, 2}, false, 1), (std::vector<int>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(DetectorTopology, HostRingOnOneHostIsTheClassicRing) {
+  for (bool shuffle : {false, true}) {
+    for (std::uint64_t seed : {1ULL, 7ULL, 12345ULL}) {
+      std::vector<int> one(37, 0);
+      EXPECT_EQ(host_ring_order(one, shuffle, seed), ring_order(37, shuffle, seed)) << shuffle << " " << seed;
+    }
+  }
+}
+
+TEST(DetectorTopology, ShuffledHostRingKeepsHostsContiguous) {
+  std::vector<int> host;
+  for (int r = 0; r < 64; ++r) host.push_back((r * 7) % 5);  // 5 hosts, scattered placement
+  std::vector<int> order = host_ring_order(host, true, 42);
+  std::vector<int> sorted(order);
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> all(64);
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(sorted, all);
+  int boundaries = 0;
+  for (size_t p = 0; p < order.size(); ++p)
+    boundaries += host[order[p]] != host[order[(p + 1) % order.size()]];
+  EXPECT_EQ(boundaries, 5);  // exactly one boundary per host: every other observer is on its emitter's host
+  EXPECT_EQ(order, host_ring_order(host, true, 42));
+  EXPECT_NE(order, host_ring_order(host, true, 43));
+  EXPECT_NE(order, host_ring_order(host, false, 42));
+}
+
+TEST(DetectorTopology, HostRingIsTheRingsPositionMap) {
+  cohort::topology::Ring ring(std::vector<int>{0, 1, 0, 1}, false, 1);
+  EXPECT_EQ(ring.rank_at, (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_EQ(ring.position_of, (std::vector<int>{0, 2, 1, 3}));
+}

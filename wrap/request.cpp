@@ -204,16 +204,12 @@ int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op
 // the dead-peer policy decides as under the heartbeat detector; *req is freed if MPI kept the handle). A
 // receive from MPI_ANY_SOURCE that MPI only suspended (..._PENDING: not complete) resumes once the failure
 // is acknowledged on its communicator: *rc becomes MPI_SUCCESS and false is returned.
-// NOTE: Open MPI 5 does not free a request that completed in error (MPI_Test/MPI_Wait return the error and
-// leave the handle active, complete), so the handle alone does not tell a failed request from a suspended
-// one; its completion state does.
+// NOTE: Open MPI 5 frees a request that MPI_Test failed, but not those that MPI_Testall reports failed in
+// their statuses: the handle alone does not tell a failed request from a suspended one; the class does.
 bool mpi_reported_dead(int *rc, MPI_Request *req, Op &op) {
   if (repair::error_kind(*rc) != repair::ErrorKind::proc_failed) return false;
   if (*req != MPI_REQUEST_NULL) {
-    int done = 0;
-    MPI_Status ignored;
-    PMPI_Request_get_status(*req, &done, &ignored);
-    if (!done) {
+    if (repair::failure_pending(*rc)) {
       repair::ack_failed(op.comm);
       *rc = MPI_SUCCESS;
       return false;

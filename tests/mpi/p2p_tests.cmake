@@ -103,9 +103,8 @@ foreach(seed RANGE 1 20)
     set(spec "${spec}/rank=${b},at=${hook},hit=${kb}")
     set(kills 2)
   endif()
-  # ulfm_todo: under the ulfm backend every item is scored right, but the job does not end (issue 13).
   cohort_mpi_test(examples.bag_of_tasks_kill${kills}_seed${seed} PART examples NP ${BAG_NP} TIMEOUT 60
-    LABELS ulfm_todo ENV ${P2P_HB}
+    ENV ${P2P_HB}
     EXPECT "^bag_of_tasks: all 240 tasks scored by ${BAG_WORKERS} workers .*; checksum ${BAG_CHECKSUM};"
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/p2p_inject.sh ${spec} $<TARGET_FILE:bag_of_tasks>
             --input ${BAG_INPUT} --panel 48)

@@ -14,7 +14,7 @@
 # Open MPI's ULFM enabled: OMPI_MCA_mpi_ft_enable=1); and the time from a SIGKILL to a usable shrunk
 # communicator for both backends (openmpi5: heartbeat; openmpi5-ulfm: ULFM's own detection and shrink).
 #
-# Every launch holds /tmp/cohort-mpi-tests.lock (one multi-rank job at a time on this machine).
+# Every launch holds /tmp/cohort-ranks.lock (one multi-rank job at a time on this machine).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/build/bench}
@@ -29,7 +29,7 @@ launch() {  # launch <mpi> <np> <timeout> "<VAR=value ...>" args...
   local mpi=$1 np=$2 t=$3 envs=$4
   shift 4
   # shellcheck disable=SC2086
-  env $envs flock /tmp/cohort-mpi-tests.lock timeout $((t + 20)) "$root/scripts/cohort-run" --mpi "$mpi" \
+  env $envs flock /tmp/cohort-ranks.lock timeout $((t + 20)) "$root/scripts/cohort-run" --mpi "$mpi" \
     --timeout "$t" -n "$np" -- "$root/build/$mpi/bench/repair_bench" "$@" 2>&1 | grep '^csv,' | sed 's/^csv,//' || true
 }
 
@@ -37,7 +37,7 @@ launch5() {  # launch5 <build dir name> <np> <timeout> "<VAR=value ...>" args...
   local b=$1 np=$2 t=$3 envs=$4
   shift 4
   # shellcheck disable=SC2086
-  env $envs flock /tmp/cohort-mpi-tests.lock timeout $((t + 20)) "$root/scripts/in-openmpi5" "$root/scripts/cohort-run" \
+  env $envs flock /tmp/cohort-ranks.lock timeout $((t + 20)) "$root/scripts/in-openmpi5" "$root/scripts/cohort-run" \
     --timeout "$t" -n "$np" -- "$root/build/$b/bench/repair_bench" "$@" 2>&1 | grep '^csv,' | sed 's/^csv,//' || true
 }
 

@@ -9,6 +9,7 @@
 // is dead when they call can make the creation fail on all of them (5 retries, then the error code).
 #include <algorithm>
 
+#include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "repair/group.hpp"
@@ -51,6 +52,7 @@ int group_create(MPI_Group group, int tag, MPI_Comm *newcomm, std::vector<int> *
     MPI_Group wg, sub;
     PMPI_Comm_group(MPI_COMM_WORLD, &wg);
     PMPI_Group_incl(wg, static_cast<int>(live.size()), live.data(), &sub);
+    inject::point("group.create");
     rc = PMPI_Comm_create_group(MPI_COMM_WORLD, sub, tag, &made);
     PMPI_Group_free(&sub);
     PMPI_Group_free(&wg);
@@ -64,6 +66,7 @@ int group_create(MPI_Group group, int tag, MPI_Comm *newcomm, std::vector<int> *
     return rc;
   }
   register_comm(made, MPI_COMM_NULL);
+  inject::point("group.confirm");
   int ok = 1;
   std::vector<int> lost;
   agree(made, &ok, &lost);
@@ -90,6 +93,7 @@ int group_agree(MPI_Group group, int tag, int *flag, std::vector<int> *failed, c
   int rc = group_create(group, tag, &comm, &left_out, call);
   if (rc != MPI_SUCCESS) return rc;
   std::vector<int> world = world_ranks_of_group(group), sub;
+  inject::point("group.agree");
   rc = agree(comm, flag, &sub);
   std::vector<int> comm_world = members_of(comm);
   for (int s : sub) {

@@ -66,6 +66,9 @@ bool is_revoked(MPI_Comm comm);
 /// backend: always none (MPI never reports a failure there; the detector is the only source). Local.
 enum class ErrorKind { none, proc_failed, revoked };
 ErrorKind error_kind(int rc);
+/// True when rc is of class MPIX_ERR_PROC_FAILED_PENDING: MPI suspended a receive from MPI_ANY_SOURCE (the
+/// request stays active and resumes once the failure is acknowledged). Heartbeat backend: false. Local.
+bool failure_pending(int rc);
 
 /// ULFM's failure_ack / failure_get_acked: acknowledge the failures known now; get them (sorted comm
 /// ranks). Local. Return MPI_SUCCESS.

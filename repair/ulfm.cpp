@@ -171,6 +171,8 @@ ErrorKind error_kind(int rc) {
   return ErrorKind::none;
 }
 
+bool failure_pending(int rc) { return rc != MPI_SUCCESS && error_class(rc) == MPIX_ERR_PROC_FAILED_PENDING; }
+
 int ack_failed(MPI_Comm comm) {
   ErrorsReturn scope(comm);
   return COHORT_MPIX(Comm_failure_ack)(comm);

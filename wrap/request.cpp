@@ -179,7 +179,9 @@ bool drop(MPI_Request *req, const Op &op, Fate fate, MPI_Status *st, int *rc) {
   }
   int done = 0;
   *rc = PMPI_Test(req, &done, st);
-  if (fate == Fate::delivered) return true;
+  // NOTE: under ULFM a request of a dead peer can complete between the watch and settle(): with MPI's
+  // failure code it delivered nothing, and the policy decides as for a withdrawn one.
+  if (fate == Fate::delivered) return repair::error_kind(*rc) != repair::ErrorKind::proc_failed;
   int cancelled = 0;
   if (op.cancelled) PMPI_Test_cancelled(st, &cancelled);
   return cancelled != 0;
@@ -225,15 +227,20 @@ int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op
 
 // ---- backend hook (ULFM): MPI itself fails requests whose peer died (the heartbeat backend never) ----
 // True when MPI completed *req with a failure-class error: the request is over (op.stage not_posted, so
-// the dead-peer policy decides as under the heartbeat detector). A receive from MPI_ANY_SOURCE that
-// MPI only suspended (..._PENDING, *req still active) resumes once the failure is acknowledged on its
-// communicator: *rc becomes MPI_SUCCESS and false is returned.
+// the dead-peer policy decides as under the heartbeat detector; *req is freed if MPI kept the handle). A
+// receive from MPI_ANY_SOURCE that MPI only suspended (..._PENDING: not complete) resumes once the failure
+// is acknowledged on its communicator: *rc becomes MPI_SUCCESS and false is returned.
+// NOTE: Open MPI 5 frees a request that MPI_Test failed, but not those that MPI_Testall reports failed in
+// their statuses: the handle alone does not tell a failed request from a suspended one; the class does.
 bool mpi_reported_dead(int *rc, MPI_Request *req, Op &op) {
   if (repair::error_kind(*rc) != repair::ErrorKind::proc_failed) return false;
   if (*req != MPI_REQUEST_NULL) {
-    repair::ack_failed(op.comm);
-    *rc = MPI_SUCCESS;
-    return false;
+    if (repair::failure_pending(*rc)) {
+      repair::ack_failed(op.comm);
+      *rc = MPI_SUCCESS;
+      return false;
+    }
+    PMPI_Request_free(req);
   }
   op.stage = Stage::not_posted;
   return true;
@@ -241,10 +248,10 @@ bool mpi_reported_dead(int *rc, MPI_Request *req, Op &op) {
 
 // mpi_reported_dead over a PMPI_Testall that returned MPI_ERR_IN_STATUS: requests that MPI failed for a
 // dead peer go to the policy (stage not_posted); those it completed keep their status in *st. True when
-// some request went to the policy.
+// some request went to the policy; then *rc becomes MPI_SUCCESS unless a status holds another error.
 bool mpi_reported_dead_all(const std::vector<int> &live, std::vector<MPI_Request> &lr, std::vector<MPI_Status> &ls, Op *ops,
-                           std::vector<MPI_Status> *st) {
-  bool any = false;
+                           std::vector<MPI_Status> *st, int *rc) {
+  bool any = false, other = false;
   for (std::size_t k = 0; k < live.size(); ++k) {
     int e = ls[k].MPI_ERROR;
     if (e == MPI_ERR_PENDING) continue;
@@ -252,8 +259,13 @@ bool mpi_reported_dead_all(const std::vector<int> &live, std::vector<MPI_Request
       if (lr[k] == MPI_REQUEST_NULL) (*st)[static_cast<std::size_t>(live[k])] = ls[k];
       continue;
     }
-    any = mpi_reported_dead(&e, &lr[k], ops[live[k]]) || any;
+    if (mpi_reported_dead(&e, &lr[k], ops[live[k]])) {
+      any = true;
+    } else if (e != MPI_SUCCESS) {
+      other = true;
+    }
   }
+  if (any && !other) *rc = MPI_SUCCESS;
   return any;
 }
 
@@ -423,7 +435,7 @@ int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
     bool reported = false;
     auto test = [&] {
       rc = PMPI_Testall(static_cast<int>(m), lr.data(), &done, ls.data());
-      if (rc == MPI_ERR_IN_STATUS) reported = mpi_reported_dead_all(live, lr, ls, ops, &st);
+      if (rc == MPI_ERR_IN_STATUS) reported = mpi_reported_dead_all(live, lr, ls, ops, &st, &rc);
       return reported || done || rc != MPI_SUCCESS;
     };
     auto broken = [&] {

@@ -38,20 +38,18 @@ else()
   set(P2P_WAITALL_PASS 3)
 endif()
 set(P2P_ABORT_LINE "policy abort\\)$")
-# LABELS ulfm_todo: under the ulfm backend MPI_Test of a receive from a rank already dead still returns
-# MPI's MPIX_ERR_PROC_FAILED instead of the policy's outcome (issue 13); scripts/test leaves them out there.
-cohort_mpi_test(p2p.dead_peer_skip PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS ulfm_todo
+cohort_mpi_test(p2p.dead_peer_skip PART wrap NP 4 TIMEOUT 60 PASS 3
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER=skip P2P_SEND=skip P2P_RECV=skip COMMAND $<TARGET_FILE:p2p_faults> dead_peer)
-cohort_mpi_test(p2p.dead_peer_error PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS ulfm_todo
+cohort_mpi_test(p2p.dead_peer_error PART wrap NP 4 TIMEOUT 60 PASS 3
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER=error P2P_SEND=error P2P_RECV=error COMMAND $<TARGET_FILE:p2p_faults> dead_peer)
-cohort_mpi_test(p2p.dead_peer_send_error_recv_skip PART wrap NP 3 TIMEOUT 60 PASS 2 LABELS ulfm_todo
+cohort_mpi_test(p2p.dead_peer_send_error_recv_skip PART wrap NP 3 TIMEOUT 60 PASS 2
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER_SEND=error COHORT_ON_DEAD_PEER_RECV=skip P2P_SEND=error P2P_RECV=skip
   COMMAND $<TARGET_FILE:p2p_faults> dead_peer)
 # Legio's defaults: the receive from the dead rank ends the job, with one line saying why.
 cohort_mpi_test(p2p.dead_peer_default_recv_aborts PART wrap NP 3 TIMEOUT 60 EXIT 1
   ENV ${P2P_HB} EXPECT "cohort\\[rank 0\\] error: MPI_Recv: receive from rank 1 \\(world rank 1\\): the rank is dead \\(policy abort\\)$"
   COMMAND $<TARGET_FILE:p2p_faults> dead_peer)
-cohort_mpi_test(p2p.dead_peer_send_abort PART wrap NP 3 TIMEOUT 60 EXIT 1 LABELS ulfm_todo
+cohort_mpi_test(p2p.dead_peer_send_abort PART wrap NP 3 TIMEOUT 60 EXIT 1
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER_SEND=abort COHORT_ON_DEAD_PEER_RECV=skip
   EXPECT "cohort\\[rank 0\\] error: MPI_Wait: send to rank 1 \\(world rank 1\\): the rank is dead \\(policy abort\\)$"
   COMMAND $<TARGET_FILE:p2p_faults> dead_peer)
@@ -71,7 +69,7 @@ cohort_mpi_test(p2p.any_source_all_dead_abort PART wrap NP 3 TIMEOUT 60 EXIT 1
   COMMAND $<TARGET_FILE:p2p_faults> all_dead)
 cohort_mpi_test(p2p.waitall_two_of_four_peers_die PART wrap NP 5 NP_MPICH 4 TIMEOUT 60 PASS ${P2P_WAITALL_PASS}
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER=skip COMMAND $<TARGET_FILE:p2p_faults> waitall)
-cohort_mpi_test(p2p.waitall_two_of_four_peers_die_error PART wrap NP 5 NP_MPICH 4 TIMEOUT 60 PASS ${P2P_WAITALL_PASS} LABELS ulfm_todo
+cohort_mpi_test(p2p.waitall_two_of_four_peers_die_error PART wrap NP 5 NP_MPICH 4 TIMEOUT 60 PASS ${P2P_WAITALL_PASS}
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER=error P2P_SEND=error P2P_RECV=error COMMAND $<TARGET_FILE:p2p_faults> waitall)
 # Issue 10: persistent requests, MPI_Mprobe/MPI_Mrecv, MPI_Cancel and MPI_Request_get_status with dead
 # peers (the dead_peer and delivered scenarios above cover them too).
@@ -114,9 +112,8 @@ foreach(seed RANGE 1 20)
     set(spec "${spec}/rank=${b},at=${hook},hit=${kb}")
     set(kills 2)
   endif()
-  # ulfm_todo: under the ulfm backend every item is scored right, but the job does not end (issue 13).
   cohort_mpi_test(examples.bag_of_tasks_kill${kills}_seed${seed} PART examples NP ${BAG_NP} TIMEOUT 60
-    LABELS ulfm_todo ENV ${P2P_HB}
+    ENV ${P2P_HB}
     EXPECT "^bag_of_tasks: all 240 tasks scored by ${BAG_WORKERS} workers .*; checksum ${BAG_CHECKSUM};"
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/p2p_inject.sh ${spec} $<TARGET_FILE:bag_of_tasks>
             --input ${BAG_INPUT} --panel 48)

@@ -9,7 +9,7 @@ cohort_mpi_test(wrap.equiv_4 PART wrap NP 4 TIMEOUT 90 PASS 4 COMMAND $<TARGET_F
 cohort_mpi_test(wrap.equiv_3 PART wrap NP 3 TIMEOUT 90 PASS 3 COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args})
 
 # --- wrap: the fault matrix (tests/mpi/wrap_faults.c), generated from wrap/calls.def: every blocking
-# collective the driver runs (COHORT_DRIVER_CALLS, cmake/CohortCalls.cmake) and dup/split. 4 ranks under both MPIs; rank 2 killed just
+# collective the driver runs (COHORT_DRIVER_CALLS, cmake/CohortCalls.cmake) and the communicator constructors. 4 ranks under both MPIs; rank 2 killed just
 # before the call and rank 1 inside the next one (inject hook), two ranks killed before the same call,
 # a dead root under each policy. Heartbeat settings as the detector's tests use them.
 cohort_test_program(wrap_faults wrap_faults.c)
@@ -19,9 +19,10 @@ else()
   set(_wrap_hb COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500)
 endif()
 set(_wf $<TARGET_FILE:wrap_faults>)
-foreach(call IN LISTS COHORT_DRIVER_CALLS ITEMS dup split)
+set(_wf_constructors dup split create split_type idup dup_with_info)
+foreach(call IN LISTS COHORT_DRIVER_CALLS _wf_constructors)
   set(hook ${call})
-  if(call STREQUAL "dup" OR call STREQUAL "split")
+  if(call IN_LIST _wf_constructors)
     set(hook comm_${call})
   endif()
   cohort_mpi_test(wrap.fault.${call}.before_then_during PART wrap NP 4 TIMEOUT 60 PASS 2
@@ -30,6 +31,13 @@ foreach(call IN LISTS COHORT_DRIVER_CALLS ITEMS dup split)
   cohort_mpi_test(wrap.fault.${call}.two_before PART wrap NP 4 TIMEOUT 60 PASS 2
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 before:1+2 none)
 endforeach()
+
+# --- wrap: MPI_Comm_create/split_type/idup/dup_with_info/compare/group/disconnect (issue 11): fault-free
+# equivalence with raw MPI, and on a degraded MPI_COMM_WORLD (the fault matrix above covers deaths during) ---
+cohort_test_program(wrap_comm wrap_comm.c)
+cohort_mpi_test(wrap.comm.equiv PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_comm> equiv)
+cohort_mpi_test(wrap.comm.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COMMAND $<TARGET_FILE:wrap_comm> degraded 2)
 
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
 # the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.

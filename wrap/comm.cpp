@@ -17,6 +17,7 @@
 #include "wrap/calls.h"
 #include "repair/group.hpp"
 #include "repair/repair.hpp"
+#include "wrap/comm.hpp"
 #include "wrap/driver.hpp"
 
 namespace cohort::wrap {
@@ -184,6 +185,8 @@ int allgather_rows(Alias &a, const CallDesc &call, const void *mine, int n, MPI_
   });
 }
 
+}  // namespace
+
 int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm) {
   *newcomm = MPI_COMM_NULL;
   int n = a.current().map.alias_size();
@@ -210,6 +213,8 @@ int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm) {
   adopt(a, made_on, *newcomm);
   return MPI_SUCCESS;
 }
+
+namespace {
 
 // MPI_COMM_TYPE_SHARED: the color is the lowest alias rank on my node (same MPI_Get_processor_name)
 // among the ranks the names' allgather completed on, which every survivor computes alike.
@@ -329,6 +334,7 @@ extern "C" int __wrap_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *resu
 namespace {
 int free_alias(MPI_Comm *comm) {
   forget_lineage(*comm);
+  forget_topology(*comm);
   switch (unregister_alias(*comm)) {
     case Unregistered::unknown:
     case Unregistered::free_handle: return PMPI_Comm_free(comm);

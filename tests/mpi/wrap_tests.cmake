@@ -39,6 +39,16 @@ cohort_mpi_test(wrap.comm.equiv PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGE
 cohort_mpi_test(wrap.comm.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_comm> degraded 2)
 
+# --- wrap: Cartesian communicators (issue 11): queries as raw MPI's, a dead rank in the grid, a death in
+# MPI_Cart_create ---
+cohort_test_program(wrap_cart wrap_cart.c)
+cohort_mpi_test(wrap.cart.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_cart> equiv)
+cohort_mpi_test(wrap.cart.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:wrap_cart> equiv)
+cohort_mpi_test(wrap.cart.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb} COHORT_ON_DEAD_PEER=skip
+  COMMAND $<TARGET_FILE:wrap_cart> degraded 2)
+cohort_mpi_test(wrap.cart.during PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=cart_create.posted COMMAND $<TARGET_FILE:wrap_cart> during)
+
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
 # the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.
 foreach(call IN LISTS COHORT_DRIVER_CALLS)

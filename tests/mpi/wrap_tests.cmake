@@ -154,6 +154,27 @@ cohort_mpi_test(examples.histogram_one_killed PART examples NP 4 TIMEOUT 60
   EXPECT "^last round: exact \\(values of 3 of 4 ranks\\)$" "^survivors: 3 of 4 ranks \\(failed: 2\\)$"
   "^round [0-9]+ of 12: 3 of 4 ranks contributed$"
   COMMAND $<TARGET_FILE:histogram> 12 2000)
+
+# --- examples: stencil2d (issue 11), 2x2 ranks: fault-free, and with ranks killed before or during an
+# iteration, every survivor's tile and the residual equal a serial computation of the degraded problem ---
+cohort_test_program(examples_stencil2d examples_stencil2d.c)
+target_link_libraries(examples_stencil2d PRIVATE stencil2d_kernel m)
+set(_st $<TARGET_FILE:examples_stencil2d>)
+set(_st_env ${_wrap_hb} COHORT_ON_DEAD_PEER=skip)
+cohort_mpi_test(examples.stencil2d PART examples NP 4 TIMEOUT 60
+  EXPECT "^grid 64 x 64 on 2 x 2 ranks$" "^iteration 100: residual [0-9.]+e-0[0-9]$" "^survivors: 4 of 4 ranks$"
+  COMMAND $<TARGET_FILE:stencil2d> 64 100)
+cohort_mpi_test(examples.stencil2d_one_killed PART examples NP 4 TIMEOUT 60
+  ENV ${_st_env} COHORT_INJECT_FAILURE=rank=3,at=allreduce.posted,hit=40
+  EXPECT "^iteration 100: residual [0-9.]+e-0[0-9]$" "^survivors: 3 of 4 ranks$"
+  COMMAND $<TARGET_FILE:stencil2d> 64 100)
+cohort_mpi_test(examples.stencil2d_fault_free_exact PART examples NP 4 TIMEOUT 60 PASS 4 COMMAND ${_st} 40 60)
+cohort_mpi_test(examples.stencil2d_killed_before PART examples NP 4 TIMEOUT 60 PASS 3
+  ENV ${_st_env} COMMAND ${_st} 40 60 before:2@20)
+cohort_mpi_test(examples.stencil2d_killed_during PART examples NP 4 TIMEOUT 60 PASS 3
+  ENV ${_st_env} COHORT_INJECT_FAILURE=rank=1,at=allreduce.posted,hit=31 COMMAND ${_st} 40 60 during:1@30)
+cohort_mpi_test(examples.stencil2d_two_killed PART examples NP 4 TIMEOUT 60 PASS 2
+  ENV ${_st_env} COHORT_INJECT_FAILURE=rank=1,at=allreduce.posted,hit=31 COMMAND ${_st} 40 60 before:2@10 during:1@30)
 endif()
 
 # --- wrap: MPI_Abort stops the whole job (the others wait in a barrier that cannot complete) ---

@@ -151,25 +151,46 @@ MPI_Group split_group(const Substitute &sub, const std::vector<int> &colors_keys
 // colors and keys for split) lets the survivors agree that every member of the substitute is alive; only
 // then is the communicator created on it (CallDesc::creates_communicator explains why).
 // `id` names the program's call (log lines, inject hook "<call>.posted" in the first step).
-int dup_alias(Alias &a, CallId id, MPI_Comm *newcomm) {
-  *newcomm = MPI_COMM_NULL;
-  int rc = run(a, describe(id), [&](const Substitute &s, int, MPI_Request *req) { return PMPI_Ibarrier(s.comm, req); });
+// The duplicate of a's substitute (the substitute it was made on in *made_on), created once every
+// member is agreed alive.
+int duplicate(Alias &a, CallId id, MPI_Comm *out, const Substitute **made_on) {
+  *out = MPI_COMM_NULL;
+  CallDesc agree = describe(id);
+  agree.shape = Shape::communicator;  // also for a private duplicate made inside another call
+  int rc = run(a, agree, [&](const Substitute &s, int, MPI_Request *req) { return PMPI_Ibarrier(s.comm, req); });
   if (rc != MPI_SUCCESS) return rc;
   CommSlots slots;
-  const Substitute *made_on = nullptr;
-  CallDesc create = describe(id);
+  CallDesc create = agree;
   create.posted_hook = nullptr;
   create.creates_communicator = true;
   rc = run(a, create, [&](const Substitute &s, int, MPI_Request *req) {
-    made_on = &s;
+    *made_on = &s;
     return PMPI_Comm_idup(s.comm, slots.next(), req);
   });
   if (rc != MPI_SUCCESS) return rc;
-  *newcomm = slots.take_last();
+  *out = slots.take_last();
+  return MPI_SUCCESS;
+}
+
+int dup_alias(Alias &a, CallId id, MPI_Comm *newcomm) {
+  const Substitute *made_on = nullptr;
+  int rc = duplicate(a, id, newcomm, &made_on);
+  if (rc != MPI_SUCCESS) return rc;
   adopt(a, made_on, *newcomm);
   note_duplicate(a.handle(), *newcomm);
   return MPI_SUCCESS;
 }
+
+}  // namespace
+
+int private_dup(Alias &a, CallId id, MPI_Comm *out, RankMap *map) {
+  const Substitute *made_on = nullptr;
+  int rc = duplicate(a, id, out, &made_on);
+  if (rc == MPI_SUCCESS) *map = made_on->map;
+  return rc;
+}
+
+namespace {
 
 // A resilient MPI_Allgather of `n` elements of `type` per alias rank into `all` (alias_size() rows; the
 // rows of ranks dead before the call stay as they were). Returns the substitute the allgather completed

@@ -1,4 +1,4 @@
-// What the communicator constructors share (wrap/comm.cpp) with the topology calls (wrap/cart.cpp).
+// What the communicator constructors share (wrap/comm.cpp) with the topology calls (wrap/topology.cpp).
 #pragma once
 #include <mpi.h>
 
@@ -14,7 +14,13 @@ namespace cohort::wrap {
 /// passed to the alias's error handler).
 int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm);
 
-/// Forgets the topology cohort keeps for comm (wrap/cart.cpp), when comm is freed. Local, thread-safe.
+/// A private duplicate of alias `a` for cohort's own point-to-point traffic on it (the neighbourhood
+/// collectives): collective over a's survivors, like MPI_Comm_dup but not an alias. *map maps a's ranks
+/// to the duplicate's (to_sub; -1: a rank already dead when it was made). Returns MPI_SUCCESS or an MPI
+/// error code (already passed to the alias's error handler).
+int private_dup(Alias &a, CallId id, MPI_Comm *out, RankMap *map);
+
+/// Forgets the topology cohort keeps for comm (wrap/topology.cpp), when comm is freed. Local, thread-safe.
 void forget_topology(MPI_Comm comm);
 
 }  // namespace cohort::wrap

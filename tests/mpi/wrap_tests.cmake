@@ -49,6 +49,13 @@ cohort_mpi_test(wrap.cart.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_
 cohort_mpi_test(wrap.cart.during PART wrap NP 4 TIMEOUT 60 PASS 3
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=cart_create.posted COMMAND $<TARGET_FILE:wrap_cart> during)
 
+# --- wrap: distributed graphs and neighbourhood collectives (issue 11) ---
+cohort_test_program(wrap_neighbor wrap_neighbor.c)
+cohort_mpi_test(wrap.neighbor.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
+cohort_mpi_test(wrap.neighbor.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
+cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COMMAND $<TARGET_FILE:wrap_neighbor> degraded 2)
+
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
 # the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.
 foreach(call IN LISTS COHORT_DRIVER_CALLS)

@@ -80,7 +80,26 @@ static void equiv(void) {
     PMPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &raw);
     run(ours, 0, 4, 4, res);
     run(raw, 1, 4, 4, ref);
-    for (int f = 0; f < 4; ++f) CHECK(!memcmp(res[f], ref[f], sizeof res[f]), "cart (periodic %d): collective %d differs", periodic, f);
+    /* the standard's definition: slot 2d + s holds the block that shift neighbour s sent as its slot j ^ 1 */
+    for (int d = 0; d < 2; ++d) {
+      int nb[2];
+      MPI_Cart_shift(ours, d, 1, &nb[0], &nb[1]);
+      for (int s = 0; s < 2; ++s)
+        for (int f = 0; f < 4; ++f) {
+          int j = 2 * d + s;
+          CHECK(nb[s] == MPI_PROC_NULL ? res[f][f == 0 || f == 2 ? j * C : (MAXN - 1 - j) * (C + 1)] == UNTOUCHED
+                                       : slot(res, f, j, nb[s], j ^ 1),
+                "cart (periodic %d): collective %d slot %d from %d", periodic, f, j, nb[s]);
+        }
+    }
+    for (int f = 0; f < 4; ++f) {
+#ifdef MPICH_VERSION
+      /* NOTE: MPICH 4.0.2's own MPI_Neighbor_alltoallv gave other slots on periodic grids where a neighbour
+       * appears twice (2x2 and 3x1): there the check above is the reference */
+      if (f == 3 && periodic) continue;
+#endif
+      CHECK(!memcmp(res[f], ref[f], sizeof res[f]), "cart (periodic %d): collective %d differs", periodic, f);
+    }
     MPI_Comm_free(&ours);
     PMPI_Comm_free(&raw);
   }
@@ -102,7 +121,17 @@ static void equiv(void) {
   CHECK(!memcmp(a, b, sizeof a), "MPI_Dist_graph_neighbors differs");
   run(ours, 0, 3, 3, res);
   run(raw, 1, 3, 3, ref);
-  for (int f = 0; f < 4; ++f) CHECK(!memcmp(res[f], ref[f], sizeof res[f]), "graph: collective %d differs", f);
+  /* the standard's definition: duplicate edges match in order (my slots 0 and 1 from in[0]'s out slots 0, 1) */
+  for (int j = 0; j < 3; ++j)
+    for (int f = 0; f < 4; ++f) CHECK(slot(res, f, j, in[j], j), "graph: collective %d slot %d missing", f, j);
+  for (int f = 0; f < 4; ++f) {
+#ifdef MPICH_VERSION
+    /* NOTE: MPICH 4.0.2's own MPI_Neighbor_alltoall(v) filled other slots than this order (not investigated): there
+     * the check above is the reference */
+    if (f >= 2) continue;
+#endif
+    CHECK(!memcmp(res[f], ref[f], sizeof res[f]), "graph: collective %d differs", f);
+  }
   MPI_Comm_free(&ours);
   PMPI_Comm_free(&raw);
 }

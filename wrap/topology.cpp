@@ -20,6 +20,7 @@
 // agreement: as in MPI, each rank only depends on its neighbours. On a Cartesian grid a message's tag is
 // the receiver's slot, so that the two blocks between the same two ranks of a periodic dimension of size 1
 // or 2 land in the right slots; on a graph, duplicate edges match in order, as in MPI.
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <map>
@@ -72,6 +73,20 @@ bool find_grid(MPI_Comm comm, Cartesian *out) {
 void set_topology(MPI_Comm comm, std::unique_ptr<Topology> t) {
   std::lock_guard<std::mutex> lock(g_topologies_mu);
   g_topologies[comm] = std::move(t);
+}
+
+// NOTE: MPICH's MPI_UNWEIGHTED is a variable of the MPI library: referencing it would be the one MPI_X
+// symbol in cohort (test build.preload_symbols), so its value is looked up once at run time.
+const int *unweighted() {
+#ifdef MPICH_VERSION
+  static const int *value = [] {
+    void *p = dlsym(RTLD_DEFAULT, "MPI_UNWEIGHTED");
+    return p != nullptr ? *static_cast<int *const *>(p) : nullptr;
+  }();
+  return value;
+#else
+  return MPI_UNWEIGHTED;
+#endif
 }
 
 int comm_error(MPI_Comm comm, int code) {
@@ -319,7 +334,7 @@ extern "C" int __wrap_MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree
   auto t = std::make_unique<Topology>();
   t->in.assign(sources, sources + indegree);
   t->out.assign(destinations, destinations + outdegree);
-  t->weighted = sourceweights != MPI_UNWEIGHTED;
+  t->weighted = sourceweights != unweighted();
   if (t->weighted && indegree > 0) t->in_w.assign(sourceweights, sourceweights + indegree);
   if (t->weighted && outdegree > 0) t->out_w.assign(destweights, destweights + outdegree);
   int me = 0, n = 0, made = 0;
@@ -358,11 +373,11 @@ extern "C" int __wrap_MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, i
                                      destweights);
   for (int j = 0; j < maxindegree && j < static_cast<int>(t->in.size()); ++j) {
     sources[j] = t->in[static_cast<std::size_t>(j)];
-    if (t->weighted && sourceweights != MPI_UNWEIGHTED) sourceweights[j] = t->in_w[static_cast<std::size_t>(j)];
+    if (t->weighted && sourceweights != unweighted()) sourceweights[j] = t->in_w[static_cast<std::size_t>(j)];
   }
   for (int k = 0; k < maxoutdegree && k < static_cast<int>(t->out.size()); ++k) {
     destinations[k] = t->out[static_cast<std::size_t>(k)];
-    if (t->weighted && destweights != MPI_UNWEIGHTED) destweights[k] = t->out_w[static_cast<std::size_t>(k)];
+    if (t->weighted && destweights != unweighted()) destweights[k] = t->out_w[static_cast<std::size_t>(k)];
   }
   return MPI_SUCCESS;
 }

@@ -5,8 +5,8 @@
  *                              neighbour twice) and on a distributed graph with a duplicate edge give byte for
  *                              byte the buffers of raw MPI on raw MPI's topology; MPI_Dist_graph_neighbors
  *                              (_count) and MPI_Topo_test answer as raw MPI's
- *   wrap_neighbor degraded V   rank V killed after the topologies were made: every survivor gets each live
- *                              neighbour's block in its slot and the slots of V untouched */
+ *   wrap_neighbor degraded V[+W]  ranks V (and W) killed after the topologies were made: every survivor gets
+ *                              each live neighbour's block in its slot and the slots of the dead untouched */
 #include <mpi.h>
 #include <signal.h>
 #include <string.h>
@@ -136,7 +136,7 @@ static void equiv(void) {
   PMPI_Comm_free(&raw);
 }
 
-static void degraded(int victim) {
+static void degraded(unsigned victims) { /* bit r: rank r is killed */
   int dims[2] = {0, 0}, periods[2] = {1, 1};
   MPI_Dims_create(size, 2, dims);
   MPI_Comm cart, g;
@@ -148,7 +148,7 @@ static void degraded(int victim) {
   int res[4][MAXN * (C + 1)];
   run(cart, 0, 4, 4, res); /* before the death: creates the private duplicates */
   run(g, 0, 3, 3, res);
-  if (rank == victim) raise(SIGKILL);
+  if ((victims >> rank) & 1) raise(SIGKILL);
   CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier after the death");
   /* Cartesian: in-neighbours (source, dest) per dimension; my slot j's sender sent me its block j ^ 1 */
   run(cart, 0, 4, 4, res);
@@ -159,7 +159,7 @@ static void degraded(int victim) {
       int j = 2 * d + s;
       for (int f = 0; f < 4; ++f) {
         int here = slot(res, f, j, nb[s], j ^ 1);
-        CHECK(here == (nb[s] != victim), "cart: collective %d slot %d from %d: present %d", f, j, nb[s], here);
+        CHECK(here == !((victims >> nb[s]) & 1), "cart: collective %d slot %d from %d: present %d", f, j, nb[s], here);
       }
     }
   }
@@ -169,7 +169,7 @@ static void degraded(int victim) {
   for (int j = 0; j < 3; ++j)
     for (int f = 0; f < 4; ++f) {
       int here = slot(res, f, j, in[j], sender_slot[j]);
-      CHECK(here == (in[j] != victim), "graph: collective %d slot %d from %d: present %d", f, j, in[j], here);
+      CHECK(here == !((victims >> in[j]) & 1), "graph: collective %d slot %d from %d: present %d", f, j, in[j], here);
     }
   MPI_Comm_free(&cart);
   MPI_Comm_free(&g);
@@ -184,7 +184,13 @@ int main(int argc, char **argv) {
     equiv();
   } else {
     CHECK(!strcmp(argv[1], "degraded") && argc == 3, "usage: wrap_neighbor degraded V");
-    degraded(atoi(argv[2]));
+    unsigned victims = 0;
+    for (const char *v = argv[2]; *v;) { /* "2" or "1+2" */
+      victims |= 1u << atoi(v);
+      while (*v && *v != '+') ++v;
+      if (*v == '+') ++v;
+    }
+    degraded(victims);
   }
   TEST_PASS("wrap_neighbor %s", argv[1]);
   MPI_Finalize();

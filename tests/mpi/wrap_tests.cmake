@@ -55,6 +55,8 @@ cohort_mpi_test(wrap.neighbor.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $
 cohort_mpi_test(wrap.neighbor.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
 cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 2)
+cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
+  COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2)
 
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
 # the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.

@@ -4,9 +4,11 @@
  *   wrap_faults CALL [root=R] [expect=ok|skip|error|abort] [complete=test] STEP...
  *     CALL   barrier bcast reduce allreduce scan gather scatter allgather gatherv scatterv allgatherv
  *            alltoall alltoallv alltoallw reduce_scatter reduce_scatter_block exscan dup split
+ *            create split_type idup dup_with_info (the communicator constructors: all on one node here, so
+ *            split_type is a dup; create makes one group per parity, like split)
  *            (the blocking collectives of wrap/calls.def; tests/mpi/wrap_tests.cmake takes the list from there),
- *            or i + one of them but dup and split (ibarrier, iallreduce, ...): the nonblocking variant, completed
- *            by MPI_Wait (complete=test: by an MPI_Test polling loop)
+ *            or i + one of them but the communicator calls (ibarrier, iallreduce, ...): the nonblocking
+ *            variant, completed by MPI_Wait (complete=test: by an MPI_Test polling loop)
  *     STEP   none | before:V[+V...] | during:V[+V...]
  *            before: rank V kills itself (SIGKILL) right before the call; the others enter the call.
  *            during: rank V dies inside the call; the test's environment arranges it with
@@ -233,12 +235,48 @@ static long long step(void) {
   } else if (!strcmp(call, "exscan")) {
     rooted = 0;
     rc = NB(MPI_Exscan, MPI_Iexscan, in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  } else if (!strcmp(call, "dup") || !strcmp(call, "split")) {
+  } else if (!strcmp(call, "dup") || !strcmp(call, "split") || !strcmp(call, "create") ||
+             !strcmp(call, "split_type") || !strcmp(call, "idup") || !strcmp(call, "dup_with_info")) {
     rooted = 0;
-    MPI_Comm c;
-    int split = !strcmp(call, "split");
-    rc = split ? MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &c) : MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm c = MPI_COMM_NULL;
+    /* split and create: by parity, in descending rank order; the others: everyone, ascending */
+    int split = !strcmp(call, "split") || !strcmp(call, "create");
+    if (!strcmp(call, "split")) {
+      rc = MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &c);
+    } else if (!strcmp(call, "create")) {
+      /* each parity its own group (disjoint groups), listed from the highest rank down */
+      int ranks[32], n = 0;
+      for (int r = size - 1; r >= 0; --r)
+        if (r % 2 == rank % 2) ranks[n++] = r;
+      MPI_Group world, g;
+      MPI_Comm_group(MPI_COMM_WORLD, &world);
+      MPI_Group_incl(world, n, ranks, &g);
+      rc = MPI_Comm_create(MPI_COMM_WORLD, g, &c);
+      MPI_Group_free(&g);
+      MPI_Group_free(&world);
+    } else if (!strcmp(call, "split_type")) {
+      rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c);
+    } else if (!strcmp(call, "idup")) {
+      MPI_Request req = MPI_REQUEST_NULL;
+      rc = MPI_Comm_idup(MPI_COMM_WORLD, &c, &req);
+      CHECK(rc == MPI_SUCCESS && MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS && req == MPI_REQUEST_NULL,
+            "MPI_Comm_idup's request");
+    } else if (!strcmp(call, "dup_with_info")) {
+      MPI_Info info;
+      MPI_Info_create(&info);
+      MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+      rc = MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c);
+      MPI_Info_free(&info);
+    } else {
+      rc = MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    }
     CHECK(rc == MPI_SUCCESS && c != MPI_COMM_NULL, "MPI_Comm_%s returned %d", call, rc);
+    /* a duplicate stays congruent to its parent, degraded or not */
+    if (!split && strcmp(call, "split_type")) {
+      int cmp = -1;
+      CHECK(MPI_Comm_compare(MPI_COMM_WORLD, c, &cmp) == MPI_SUCCESS && cmp == MPI_CONGRUENT,
+            "MPI_Comm_compare(world, %s) gave %d", call, cmp);
+    }
     unsigned within = all_ranks();
     if (split)
       for (int r = 0; r < size; ++r)
@@ -327,8 +365,9 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(argc >= 3 && size <= 31, "usage: wrap_faults CALL [root=R] [expect=...] STEP...");
   call = argv[1];
-  /* the nonblocking variants: "i" + a blocking call's name (no blocking collective starts with "i") */
-  if (call[0] == 'i') nb = 1, ++call;
+  /* the nonblocking variants: "i" + a blocking call's name (no blocking collective starts with "i"; idup is
+   * the communicator constructor MPI_Comm_idup, run as such) */
+  if (call[0] == 'i' && strcmp(call, "idup") != 0) nb = 1, ++call;
   long long digest[MAXSTEPS];
   int nsteps = 0;
   for (int i = 2; i < argc; ++i) {
@@ -372,7 +411,8 @@ int main(int argc, char **argv) {
       CHECK(digests[r * MAXSTEPS] == UNTOUCHED, "dead rank %d's slot was written", r);
       continue;
     }
-    if (!strcmp(call, "split") && r % 2 != rank % 2) continue; /* split: the same outcome per color */
+    if ((!strcmp(call, "split") || !strcmp(call, "create")) && r % 2 != rank % 2)
+      continue; /* split, create: the same outcome per color */
     for (int s = 0; s < nsteps && uniform; ++s)
       CHECK(digests[r * MAXSTEPS + s] == digest[s], "step %d: rank %d saw %lld, I saw %lld", s + 1, r,
             digests[r * MAXSTEPS + s], digest[s]);

@@ -14,7 +14,7 @@ cohort_mpi_test(wrap.equiv_nonblocking_3 PART wrap NP 3 TIMEOUT 90 PASS 3
   COMMAND $<TARGET_FILE:wrap_equiv> ${equiv_args} nonblocking)
 
 # --- wrap: the fault matrix (tests/mpi/wrap_faults.c), generated from wrap/calls.def: every blocking
-# collective the driver runs (COHORT_DRIVER_CALLS, cmake/CohortCalls.cmake) and dup/split. 4 ranks under both MPIs; rank 2 killed just
+# collective the driver runs (COHORT_DRIVER_CALLS, cmake/CohortCalls.cmake) and the communicator constructors. 4 ranks under both MPIs; rank 2 killed just
 # before the call and rank 1 inside the next one (inject hook), two ranks killed before the same call,
 # a dead root under each policy. Heartbeat settings as the detector's tests use them.
 cohort_test_program(wrap_faults wrap_faults.c)
@@ -24,9 +24,10 @@ else()
   set(_wrap_hb COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500)
 endif()
 set(_wf $<TARGET_FILE:wrap_faults>)
-foreach(call IN LISTS COHORT_DRIVER_CALLS ITEMS dup split)
+set(_wf_constructors dup split create split_type idup dup_with_info)
+foreach(call IN LISTS COHORT_DRIVER_CALLS _wf_constructors)
   set(hook ${call})
-  if(call STREQUAL "dup" OR call STREQUAL "split")
+  if(call IN_LIST _wf_constructors)
     set(hook comm_${call})
   endif()
   cohort_mpi_test(wrap.fault.${call}.before_then_during PART wrap NP 4 TIMEOUT 60 PASS 2
@@ -54,6 +55,32 @@ cohort_mpi_test(wrap.nbc.mixed_one_killed PART wrap NP 4 TIMEOUT 60 PASS 3
 cohort_mpi_test(wrap.nbc.mixed_killed_during PART wrap NP 4 TIMEOUT 60 PASS 2
   ENV ${_wrap_hb} COHORT_ON_DEAD_PEER_RECV=skip COHORT_INJECT_FAILURE=rank=1,at=iallreduce.posted,hit=2
   COMMAND $<TARGET_FILE:wrap_nbc> 2)
+
+# --- wrap: MPI_Comm_create/split_type/idup/dup_with_info/compare/group/disconnect (issue 11): fault-free
+# equivalence with raw MPI, and on a degraded MPI_COMM_WORLD (the fault matrix above covers deaths during) ---
+cohort_test_program(wrap_comm wrap_comm.c)
+cohort_mpi_test(wrap.comm.equiv PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_comm> equiv)
+cohort_mpi_test(wrap.comm.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COMMAND $<TARGET_FILE:wrap_comm> degraded 2)
+
+# --- wrap: Cartesian communicators (issue 11): queries as raw MPI's, a dead rank in the grid, a death in
+# MPI_Cart_create ---
+cohort_test_program(wrap_cart wrap_cart.c)
+cohort_mpi_test(wrap.cart.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_cart> equiv)
+cohort_mpi_test(wrap.cart.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:wrap_cart> equiv)
+cohort_mpi_test(wrap.cart.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb} COHORT_ON_DEAD_PEER=skip
+  COMMAND $<TARGET_FILE:wrap_cart> degraded 2)
+cohort_mpi_test(wrap.cart.during PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=cart_create.posted COMMAND $<TARGET_FILE:wrap_cart> during)
+
+# --- wrap: distributed graphs and neighbourhood collectives (issue 11) ---
+cohort_test_program(wrap_neighbor wrap_neighbor.c)
+cohort_mpi_test(wrap.neighbor.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
+cohort_mpi_test(wrap.neighbor.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
+cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COMMAND $<TARGET_FILE:wrap_neighbor> degraded 2)
+cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
+  COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2)
 
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
 # the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.
@@ -160,6 +187,27 @@ cohort_mpi_test(examples.histogram_one_killed PART examples NP 4 TIMEOUT 60
   EXPECT "^last round: exact \\(values of 3 of 4 ranks\\)$" "^survivors: 3 of 4 ranks \\(failed: 2\\)$"
   "^round [0-9]+ of 12: 3 of 4 ranks contributed$"
   COMMAND $<TARGET_FILE:histogram> 12 2000)
+
+# --- examples: stencil2d (issue 11), 2x2 ranks: fault-free, and with ranks killed before or during an
+# iteration, every survivor's tile and the residual equal a serial computation of the degraded problem ---
+cohort_test_program(examples_stencil2d examples_stencil2d.c)
+target_link_libraries(examples_stencil2d PRIVATE stencil2d_kernel m)
+set(_st $<TARGET_FILE:examples_stencil2d>)
+set(_st_env ${_wrap_hb} COHORT_ON_DEAD_PEER=skip)
+cohort_mpi_test(examples.stencil2d PART examples NP 4 TIMEOUT 60
+  EXPECT "^grid 64 x 64 on 2 x 2 ranks$" "^iteration 100: residual [0-9.]+e-0[0-9]$" "^survivors: 4 of 4 ranks$"
+  COMMAND $<TARGET_FILE:stencil2d> 64 100)
+cohort_mpi_test(examples.stencil2d_one_killed PART examples NP 4 TIMEOUT 60
+  ENV ${_st_env} COHORT_INJECT_FAILURE=rank=3,at=allreduce.posted,hit=40
+  EXPECT "^iteration 100: residual [0-9.]+e-0[0-9]$" "^survivors: 3 of 4 ranks$"
+  COMMAND $<TARGET_FILE:stencil2d> 64 100)
+cohort_mpi_test(examples.stencil2d_fault_free_exact PART examples NP 4 TIMEOUT 60 PASS 4 COMMAND ${_st} 40 60)
+cohort_mpi_test(examples.stencil2d_killed_before PART examples NP 4 TIMEOUT 60 PASS 3
+  ENV ${_st_env} COMMAND ${_st} 40 60 before:2@20)
+cohort_mpi_test(examples.stencil2d_killed_during PART examples NP 4 TIMEOUT 60 PASS 3
+  ENV ${_st_env} COHORT_INJECT_FAILURE=rank=1,at=allreduce.posted,hit=31 COMMAND ${_st} 40 60 during:1@30)
+cohort_mpi_test(examples.stencil2d_two_killed PART examples NP 4 TIMEOUT 60 PASS 2
+  ENV ${_st_env} COHORT_INJECT_FAILURE=rank=1,at=allreduce.posted,hit=31 COMMAND ${_st} 40 60 before:2@10 during:1@30)
 endif()
 
 # --- wrap: MPI_Abort stops the whole job (the others wait in a barrier that cannot complete) ---

@@ -1,0 +1,198 @@
+/* Distributed graphs and the neighbourhood collectives (issue 11).
+ *
+ *   wrap_neighbor equiv        fault-free: MPI_Neighbor_allgather(v) and MPI_Neighbor_alltoall(v) on
+ *                              Cartesian grids (periodic or not: with 4 ranks a periodic 2x2 grid has every
+ *                              neighbour twice) and on a distributed graph with a duplicate edge give byte for
+ *                              byte the buffers of raw MPI on raw MPI's topology; MPI_Dist_graph_neighbors
+ *                              (_count) and MPI_Topo_test answer as raw MPI's
+ *   wrap_neighbor degraded V[+W]  ranks V (and W) killed after the topologies were made: every survivor gets
+ *                              each live neighbour's block in its slot and the slots of the dead untouched */
+#include <mpi.h>
+#include <signal.h>
+#include <string.h>
+
+#include <cohort/cohort.h>
+
+#include "check.h"
+
+/* NOTE: gcc reads Open MPI's MPI_UNWEIGHTED (a small constant pointer) as an empty array */
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+
+#define MAXN 16 /* neighbours */
+#define C 2     /* elements per block */
+#define UNTOUCHED (-7)
+
+static int rank, size;
+
+/* a ring with a chord: in from rank-1 (twice: a duplicate edge) and rank+2, out to rank+1 (twice) and rank-2 */
+static void graph(int *in, int *out, int *win, int *wout) {
+  in[0] = (rank + size - 1) % size, in[1] = in[0], in[2] = (rank + 2) % size;
+  out[0] = (rank + 1) % size, out[1] = out[0], out[2] = (rank + size - 2) % size;
+  for (int i = 0; i < 3; ++i) win[i] = 10 + i, wout[i] = 20 + i;
+}
+
+/* Runs the four collectives on comm into res[4][MAXN * (C + 1)], with n in-neighbours. */
+static void run(MPI_Comm comm, int raw, int n_in, int n_out, int res[4][MAXN * (C + 1)]) {
+  /* v-variants: blocks in reverse slot order with gaps; alltoallv's counts vary by pair of slots, so that
+   * the two slots of one Cartesian dimension (where my slot j is filled by the sender's slot j ^ 1) match */
+  int sb[MAXN * (C + 1)], gcounts[MAXN], counts[MAXN], displs[MAXN], scounts[MAXN], sdispls[MAXN];
+  for (int k = 0; k < MAXN * (C + 1); ++k) sb[k] = rank * 1000 + k;
+  for (int j = 0; j < MAXN; ++j) gcounts[j] = C, counts[j] = 1 + (j / 2) % C, displs[j] = (MAXN - 1 - j) * (C + 1);
+  for (int k = 0; k < MAXN; ++k) scounts[k] = 1 + (k / 2) % C, sdispls[k] = k * (C + 1);
+  for (int f = 0; f < 4; ++f)
+    for (int k = 0; k < MAXN * (C + 1); ++k) res[f][k] = UNTOUCHED;
+  int rc[4];
+  if (raw) {
+    rc[0] = PMPI_Neighbor_allgather(sb, C, MPI_INT, res[0], C, MPI_INT, comm);
+    rc[1] = PMPI_Neighbor_allgatherv(sb, C, MPI_INT, res[1], gcounts, displs, MPI_INT, comm);
+    rc[2] = PMPI_Neighbor_alltoall(sb, C, MPI_INT, res[2], C, MPI_INT, comm);
+    rc[3] = PMPI_Neighbor_alltoallv(sb, scounts, sdispls, MPI_INT, res[3], counts, displs, MPI_INT, comm);
+  } else {
+    rc[0] = MPI_Neighbor_allgather(sb, C, MPI_INT, res[0], C, MPI_INT, comm);
+    rc[1] = MPI_Neighbor_allgatherv(sb, C, MPI_INT, res[1], gcounts, displs, MPI_INT, comm);
+    rc[2] = MPI_Neighbor_alltoall(sb, C, MPI_INT, res[2], C, MPI_INT, comm);
+    rc[3] = MPI_Neighbor_alltoallv(sb, scounts, sdispls, MPI_INT, res[3], counts, displs, MPI_INT, comm);
+  }
+  for (int f = 0; f < 4; ++f) CHECK(rc[f] == MPI_SUCCESS, "collective %d (raw %d) returned %d", f, raw, rc[f]);
+  (void)n_in, (void)n_out;
+}
+
+/* The blocks a collective f puts into in-neighbour j's slot, as the sender `from` (my out-neighbour slot k)
+ * sends them; checked against what arrived (all or untouched). Returns 1 if present. */
+static int slot(const int res[4][MAXN * (C + 1)], int f, int j, int from, int k) {
+  int at = f == 0 || f == 2 ? j * C : (MAXN - 1 - j) * (C + 1);
+  int cnt = f == 3 ? 1 + (j / 2) % C : C;
+  int first = f == 0 || f == 1 ? 0 : f == 2 ? k * C : k * (C + 1);
+  int here = res[f][at] != UNTOUCHED;
+  for (int i = 0; i < cnt; ++i)
+    CHECK(res[f][at + i] == (here ? from * 1000 + first + i : UNTOUCHED), "collective %d slot %d element %d: %d", f, j,
+          i, res[f][at + i]);
+  return here;
+}
+
+static void equiv(void) {
+  int res[4][MAXN * (C + 1)], ref[4][MAXN * (C + 1)];
+  for (int periodic = 0; periodic < 2; ++periodic) {
+    int dims[2] = {0, 0}, periods[2] = {periodic, periodic};
+    MPI_Dims_create(size, 2, dims);
+    MPI_Comm ours, raw;
+    CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &ours) == MPI_SUCCESS, "MPI_Cart_create");
+    PMPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &raw);
+    run(ours, 0, 4, 4, res);
+    run(raw, 1, 4, 4, ref);
+    /* the standard's definition: slot 2d + s holds the block that shift neighbour s sent as its slot j ^ 1 */
+    for (int d = 0; d < 2; ++d) {
+      int nb[2];
+      MPI_Cart_shift(ours, d, 1, &nb[0], &nb[1]);
+      for (int s = 0; s < 2; ++s)
+        for (int f = 0; f < 4; ++f) {
+          int j = 2 * d + s;
+          CHECK(nb[s] == MPI_PROC_NULL ? res[f][f == 0 || f == 2 ? j * C : (MAXN - 1 - j) * (C + 1)] == UNTOUCHED
+                                       : slot(res, f, j, nb[s], j ^ 1),
+                "cart (periodic %d): collective %d slot %d from %d", periodic, f, j, nb[s]);
+        }
+    }
+    for (int f = 0; f < 4; ++f) {
+#ifdef MPICH_VERSION
+      /* NOTE: MPICH 4.0.2's own MPI_Neighbor_alltoallv gave other slots on periodic grids where a neighbour
+       * appears twice (2x2 and 3x1): there the check above is the reference */
+      if (f == 3 && periodic) continue;
+#endif
+      CHECK(!memcmp(res[f], ref[f], sizeof res[f]), "cart (periodic %d): collective %d differs", periodic, f);
+    }
+    MPI_Comm_free(&ours);
+    PMPI_Comm_free(&raw);
+  }
+  int in[3], out[3], win[3], wout[3];
+  graph(in, out, win, wout);
+  MPI_Comm ours, raw;
+  CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 3, in, win, 3, out, wout, MPI_INFO_NULL, 0, &ours) ==
+            MPI_SUCCESS, "MPI_Dist_graph_create_adjacent");
+  PMPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 3, in, win, 3, out, wout, MPI_INFO_NULL, 0, &raw);
+  int st = -1, ni, no, w, rni, rno, rw;
+  MPI_Topo_test(ours, &st);
+  CHECK(st == MPI_DIST_GRAPH, "topo_test %d", st);
+  MPI_Dist_graph_neighbors_count(ours, &ni, &no, &w);
+  PMPI_Dist_graph_neighbors_count(raw, &rni, &rno, &rw);
+  CHECK(ni == rni && no == rno && !!w == !!rw, "neighbors_count %d %d %d, raw %d %d %d", ni, no, w, rni, rno, rw);
+  int a[4][3], b[4][3];
+  MPI_Dist_graph_neighbors(ours, 3, a[0], a[1], 3, a[2], a[3]);
+  PMPI_Dist_graph_neighbors(raw, 3, b[0], b[1], 3, b[2], b[3]);
+  CHECK(!memcmp(a, b, sizeof a), "MPI_Dist_graph_neighbors differs");
+  run(ours, 0, 3, 3, res);
+  run(raw, 1, 3, 3, ref);
+  /* the standard's definition: duplicate edges match in order (my slots 0 and 1 from in[0]'s out slots 0, 1) */
+  for (int j = 0; j < 3; ++j)
+    for (int f = 0; f < 4; ++f) CHECK(slot(res, f, j, in[j], j), "graph: collective %d slot %d missing", f, j);
+  for (int f = 0; f < 4; ++f) {
+#ifdef MPICH_VERSION
+    /* NOTE: MPICH 4.0.2's own MPI_Neighbor_alltoall(v) filled other slots than this order (not investigated): there
+     * the check above is the reference */
+    if (f >= 2) continue;
+#endif
+    CHECK(!memcmp(res[f], ref[f], sizeof res[f]), "graph: collective %d differs", f);
+  }
+  MPI_Comm_free(&ours);
+  PMPI_Comm_free(&raw);
+}
+
+static void degraded(unsigned victims) { /* bit r: rank r is killed */
+  int dims[2] = {0, 0}, periods[2] = {1, 1};
+  MPI_Dims_create(size, 2, dims);
+  MPI_Comm cart, g;
+  CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart) == MPI_SUCCESS, "MPI_Cart_create");
+  int in[3], out[3], win[3], wout[3];
+  graph(in, out, win, wout);
+  CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 3, in, MPI_UNWEIGHTED, 3, out, MPI_UNWEIGHTED, MPI_INFO_NULL,
+                                       0, &g) == MPI_SUCCESS, "MPI_Dist_graph_create_adjacent");
+  int res[4][MAXN * (C + 1)];
+  run(cart, 0, 4, 4, res); /* before the death: creates the private duplicates */
+  run(g, 0, 3, 3, res);
+  if ((victims >> rank) & 1) raise(SIGKILL);
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier after the death");
+  /* Cartesian: in-neighbours (source, dest) per dimension; my slot j's sender sent me its block j ^ 1 */
+  run(cart, 0, 4, 4, res);
+  for (int d = 0; d < 2; ++d) {
+    int nb[2];
+    MPI_Cart_shift(cart, d, 1, &nb[0], &nb[1]);
+    for (int s = 0; s < 2; ++s) {
+      int j = 2 * d + s;
+      for (int f = 0; f < 4; ++f) {
+        int here = slot(res, f, j, nb[s], j ^ 1);
+        CHECK(here == !((victims >> nb[s]) & 1), "cart: collective %d slot %d from %d: present %d", f, j, nb[s], here);
+      }
+    }
+  }
+  /* graph: from in[0] (twice: its out slots 0 and 1, in order) and in[2] (its out slot 2) */
+  run(g, 0, 3, 3, res);
+  static const int sender_slot[3] = {0, 1, 2};
+  for (int j = 0; j < 3; ++j)
+    for (int f = 0; f < 4; ++f) {
+      int here = slot(res, f, j, in[j], sender_slot[j]);
+      CHECK(here == !((victims >> in[j]) & 1), "graph: collective %d slot %d from %d: present %d", f, j, in[j], here);
+    }
+  MPI_Comm_free(&cart);
+  MPI_Comm_free(&g);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(argc >= 2 && size >= 3, "usage: wrap_neighbor equiv | degraded V (3 ranks or more)");
+  if (!strcmp(argv[1], "equiv")) {
+    equiv();
+  } else {
+    CHECK(!strcmp(argv[1], "degraded") && argc == 3, "usage: wrap_neighbor degraded V");
+    unsigned victims = 0;
+    for (const char *v = argv[2]; *v;) { /* "2" or "1+2" */
+      victims |= 1u << atoi(v);
+      while (*v && *v != '+') ++v;
+      if (*v == '+') ++v;
+    }
+    degraded(victims);
+  }
+  TEST_PASS("wrap_neighbor %s", argv[1]);
+  MPI_Finalize();
+  return 0;
+}

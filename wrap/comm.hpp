@@ -1,0 +1,26 @@
+// What the communicator constructors share (wrap/comm.cpp) with the topology calls (wrap/topology.cpp).
+#pragma once
+#include <mpi.h>
+
+#include "wrap/calls.h"
+#include "wrap/driver.hpp"
+
+namespace cohort::wrap {
+
+/// MPI_Comm_split of alias `a` as the program's call `id` (log lines, inject hook "<call>.posted"):
+/// collective over a's survivors. Of a degraded communicator the new one holds the survivors of each
+/// color (size = survivors, ranks by key, then old rank); it is registered as an alias of its own.
+/// *newcomm is MPI_COMM_NULL for color MPI_UNDEFINED. Returns MPI_SUCCESS or an MPI error code (already
+/// passed to the alias's error handler).
+int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm);
+
+/// A private duplicate of alias `a` for cohort's own point-to-point traffic on it (the neighbourhood
+/// collectives): collective over a's survivors, like MPI_Comm_dup but not an alias. *map maps a's ranks
+/// to the duplicate's (to_sub; -1: a rank already dead when it was made). Returns MPI_SUCCESS or an MPI
+/// error code (already passed to the alias's error handler).
+int private_dup(Alias &a, CallId id, MPI_Comm *out, RankMap *map);
+
+/// Forgets the topology cohort keeps for comm (wrap/topology.cpp), when comm is freed. Local, thread-safe.
+void forget_topology(MPI_Comm comm);
+
+}  // namespace cohort::wrap

@@ -103,6 +103,7 @@ static void sequence(MPI_Comm comm, const char *path, struct outcome *o, unsigne
   CHECK(MPI_File_seek_shared(fh, (MPI_Offset)3 * size * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
   record(3, rank, rec);
   CHECK(MPI_File_write_ordered(fh, rec, REC, MPI_BYTE, &st) == MPI_SUCCESS, "write_ordered");
+  MPI_Barrier(comm); /* (the raw shared pointer is only settled once every rank has written) */
   MPI_File_get_position_shared(fh, &o->shared);
   CHECK(MPI_File_seek_shared(fh, (MPI_Offset)3 * size * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
   CHECK(MPI_File_read_ordered(fh, back, REC, MPI_BYTE, &st) == MPI_SUCCESS, "read_ordered");
@@ -115,9 +116,12 @@ static void sequence(MPI_Comm comm, const char *path, struct outcome *o, unsigne
   record(0, rank, rec);
   CHECK(!memcmp(back, rec, REC), "read_at_all: not what write_at_all wrote");
   CHECK(MPI_File_sync(fh) == MPI_SUCCESS, "sync");
+  MPI_Barrier(comm);
   MPI_File_get_size(fh, &o->size1);
+  MPI_Barrier(comm); /* (no rank resizes while another reads the size) */
   CHECK(MPI_File_set_size(fh, (MPI_Offset)6 * size * REC - 5) == MPI_SUCCESS, "set_size");
   CHECK(MPI_File_preallocate(fh, (MPI_Offset)7 * size * REC) == MPI_SUCCESS, "preallocate");
+  MPI_Barrier(comm);
   MPI_File_get_size(fh, &o->size2);
   int arc = MPI_File_set_atomicity(fh, 1);
   char es[MPI_MAX_ERROR_STRING];
@@ -161,6 +165,10 @@ static void equiv(const char *path) {
   MPI_Offset na, nb;
   sequence(MPI_COMM_WORLD, path, &a, &ba, &na);
   sequence(raw, raw_path, &b, &bb, &nb);
+  /* NOTE: Open MPI 4.1's raw shared pointer reads back stale on ranks other than 0 (49152 for 65536 at 4
+   * ranks): cohort's is checked against its exact value instead */
+  CHECK(a.shared == (MPI_Offset)4 * size * REC, "shared pointer %lld after write_ordered", (long long)a.shared);
+  b.shared = a.shared;
   CHECK(!memcmp(&a, &b, sizeof a),
         "outcomes differ: pos %lld/%lld shared %lld/%lld size %lld/%lld %lld/%lld byte_off %lld/%lld group %d/%d "
         "atom %d/%d count %d/%d",
@@ -256,6 +264,7 @@ int main(int argc, char **argv) {
       MPI_Offset n;
       MPI_File_get_size(fh, &n);
       CHECK(n == (MPI_Offset)(s + 1) * 1000, "step %d: size %lld after set_size(%d)", s, (long long)n, (s + 1) * 1000);
+      MPI_Barrier(MPI_COMM_WORLD); /* (the next step's set_size must not run while a rank reads the size) */
     } else {
       CHECK(0, "unknown call '%s'", call);
     }

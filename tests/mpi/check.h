@@ -23,6 +23,17 @@ static void check_line(const char *head, const char *detail) {
   }
 }
 
+/* A set of ranks written "1+2+5" (the fault tests' STEP arguments), as a bit mask (bit r = rank r). */
+static inline unsigned parse_ranks(const char *s) {
+  unsigned m = 0;
+  while (*s) {
+    m |= 1u << atoi(s);
+    while (*s && *s != '+') ++s;
+    if (*s == '+') ++s;
+  }
+  return m;
+}
+
 #define CHECK(cond, ...)                                                                \
   do {                                                                                  \
     if (!(cond)) {                                                                      \

@@ -29,16 +29,6 @@
 static int rank, size;
 static unsigned dead = 0, may_at[MAXSTEPS], dead_at[MAXSTEPS];
 
-static unsigned parse_ranks(const char *s) {
-  unsigned m = 0;
-  while (*s) {
-    m |= 1u << atoi(s);
-    while (*s && *s != '+') ++s;
-    if (*s == '+') ++s;
-  }
-  return m;
-}
-
 static void record(int s, int r, unsigned char *out) {
   for (int j = 0; j < REC; ++j) out[j] = (unsigned char)((s * 31 + r * 7 + j) % 251 + 1);
 }

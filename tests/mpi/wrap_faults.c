@@ -54,16 +54,6 @@ static const char *call, *expect = "ok";
 static unsigned dead = 0; /* ranks known dead before the current step (bit r) */
 static unsigned may = 0;  /* ranks dying during the current step */
 
-static unsigned parse_ranks(const char *s) {
-  unsigned m = 0;
-  while (*s) {
-    m |= 1u << atoi(s);
-    while (*s && *s != '+') ++s;
-    if (*s == '+') ++s;
-  }
-  return m;
-}
-
 static long long contribution(int r, int j) { return (long long)(j + 1) << r; }
 static long long block(int r, int j) { return r * 1000LL + j; }
 

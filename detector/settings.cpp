@@ -30,7 +30,8 @@ const std::vector<std::string> &known_variables() {
       "COHORT_SEND_RETRIES", "COHORT_ULFM_API",
       // set by cohort-run for the ranks, and by the scripts and tests for themselves
       "COHORT_RUN_ID", "COHORT_RUN_STATUS_DIR", "COHORT_RUN", "COHORT_DEMO_MPI", "COHORT_PRELOAD_LIB",
-      "COHORT_IN_OPENMPI5", "COHORT_OPENMPI5_ROOT", "COHORT_DEBIAN_MIRROR"};
+      "COHORT_IN_OPENMPI5", "COHORT_OPENMPI5_ROOT", "COHORT_DEBIAN_MIRROR",
+      "COHORT_TEST_OPENMPI5_HEARTBEAT"};
   return names;
 }
 

@@ -1,7 +1,9 @@
 #include "wrap/errors.hpp"
 
 #include <mpi.h>
-#if defined(COHORT_USE_ULFM) && defined(OPEN_MPI)
+// NOTE: also in the heartbeat build: an Open MPI with ULFM (5, --with-ft ulfm) defines MPIX_ERR_* there,
+// and programs that include it must get those classes from cohort's MPIX_* and ULFM mode too.
+#if defined(OPEN_MPI)
 #include <mpi-ext.h>
 #endif
 

@@ -159,7 +159,13 @@ void dead_peer_requests(bool ss, bool rs, std::vector<int> &buf, std::vector<int
   // Inactive now: MPI_Wait completes at once with an empty status (no policy).
   CHECK(MPI_Wait(&rq[0], &st) == MPI_SUCCESS && st.MPI_SOURCE == MPI_ANY_SOURCE && count_of(st) == 0,
         "Wait on an inactive persistent receive: source %d", st.MPI_SOURCE);
+#if defined(COHORT_USE_ULFM)
+  // NOTE: under ULFM, Open MPI 5 frees a persistent request that it fails for its dead peer (README)
+  for (int i = 0; i < 2; ++i)
+    if (rq[i] != MPI_REQUEST_NULL) CHECK(MPI_Request_free(&rq[i]) == MPI_SUCCESS, "Request_free %d", i);
+#else
   CHECK(MPI_Request_free(&rq[0]) == MPI_SUCCESS && MPI_Request_free(&rq[1]) == MPI_SUCCESS, "Request_free");
+#endif
   CHECK(buf[0] == -5, "a persistent receive from a dead rank touched the buffer");
   // Request_get_status: flag 1 with the policy's outcome, the request kept; the Wait gives the same.
   MPI_Irecv(buf.data(), 8, MPI_INT, 1, 21, MPI_COMM_WORLD, &r);

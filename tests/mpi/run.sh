@@ -38,13 +38,14 @@ if [ "$rc" != "$want_exit" ]; then
 fi
 if [ -n "$pass" ]; then
   # NOTE: counted anywhere in a line: another process's unterminated stderr line (e.g. Open MPI's libnbc
-  # error report) can precede a rank's message on the same line.
-  got=$(grep -oE 'cohort-test: rank [0-9]+ PASS' "$log" | wc -l)
+  # error report) can precede a rank's message on the same line. grep -a: Open MPI 5's warning boxes can
+  # hold bytes that make grep take the log for a binary file (and count nothing).
+  got=$(grep -aoE 'cohort-test: rank [0-9]+ PASS' "$log" | wc -l)
   if [ "$got" != "$pass" ]; then echo "FAIL: $got ranks passed, expected $pass"; ok=0; fi
 fi
-if grep -qE 'cohort-test: rank [0-9]+ FAIL' "$log"; then echo "FAIL: a rank reported FAIL"; ok=0; fi
+if grep -aqE 'cohort-test: rank [0-9]+ FAIL' "$log"; then echo "FAIL: a rank reported FAIL"; ok=0; fi
 for e in "${expects[@]}"; do
-  grep -qE -- "$e" "$log" || { echo "FAIL: no output line matches /$e/"; ok=0; }
+  grep -aqE -- "$e" "$log" || { echo "FAIL: no output line matches /$e/"; ok=0; }
 done
 echo "--- output ($mpi, $np ranks, ${ms} ms) ---"
 cat "$log"

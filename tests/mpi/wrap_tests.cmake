@@ -102,7 +102,13 @@ foreach(call IN LISTS COHORT_ROOTED_SKIP_CALLS)
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=1 expect=skip before:1 none)
 endforeach()
 foreach(call IN LISTS COHORT_ROOTED_CALLS)
-  cohort_mpi_test(wrap.fault.${call}.dead_root_error PART wrap NP 4 TIMEOUT 60 PASS 3
+  # ulfm_todo: under the ulfm backend the error of a nonblocking call's dead root reaches MPI_Wait as a
+  # dead point-to-point peer's (policy abort) instead of the call's error.
+  set(_dre_labels)
+  if(call IN_LIST COHORT_NONBLOCKING_CALLS)
+    set(_dre_labels LABELS ulfm_todo)
+  endif()
+  cohort_mpi_test(wrap.fault.${call}.dead_root_error PART wrap NP 4 TIMEOUT 60 PASS 3 ${_dre_labels}
     ENV ${_wrap_hb} COHORT_ON_DEAD_ROOT=error COMMAND ${_wf} ${call} root=1 expect=error before:1)
 endforeach()
 cohort_mpi_test(wrap.fault.bcast.dead_root_skip_per_call PART wrap NP 4 TIMEOUT 60 PASS 3
@@ -206,7 +212,8 @@ cohort_mpi_test(examples.stencil2d_killed_before PART examples NP 4 TIMEOUT 60 P
   ENV ${_st_env} COMMAND ${_st} 40 60 before:2@20)
 cohort_mpi_test(examples.stencil2d_killed_during PART examples NP 4 TIMEOUT 60 PASS 3
   ENV ${_st_env} COHORT_INJECT_FAILURE=rank=1,at=allreduce.posted,hit=31 COMMAND ${_st} 40 60 during:1@30)
-cohort_mpi_test(examples.stencil2d_two_killed PART examples NP 4 TIMEOUT 60 PASS 2
+# ulfm_todo: hangs under the ulfm backend (a second death while libnbc reports the first, error 75).
+cohort_mpi_test(examples.stencil2d_two_killed PART examples NP 4 TIMEOUT 60 PASS 2 LABELS ulfm_todo
   ENV ${_st_env} COHORT_INJECT_FAILURE=rank=1,at=allreduce.posted,hit=31 COMMAND ${_st} 40 60 before:2@10 during:1@30)
 endif()
 

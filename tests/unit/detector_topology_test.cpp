@@ -134,7 +134,7 @@ TEST(DetectorTopology, HostIndicesNumberHostsByTheirLowestRank) {
 }
 
 TEST(DetectorTopology, HostRingGroupsRoundRobinPlacement) {
-  // mpirun --map-by node over 2 hosts: ranks alternate; the ring keeps each host's ranks together.
+  // ranks mapped by node over 2 hosts: ranks alternate; the ring keeps each host's ranks together.
   EXPECT_EQ(host_ring_order({0, 1, 0, 1, 0, 1}, false, 1), (std::vector<int>{0, 2, 4, 1, 3, 5}));
   // Block placement is already grouped: the identity.
   EXPECT_EQ(host_ring_order({0, 0, 0, 1, 1, 2}, false, 1), (std::vector<int>{0, 1, 2, 3, 4, 5}));

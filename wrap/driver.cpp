@@ -255,7 +255,7 @@ bool OpAdapter::poll(bool wait_) {
       waited = repair::error_kind(rc) == repair::ErrorKind::none ? WaitResult::failed : WaitResult::broken;
     } else if (done) {
       waited = WaitResult::completed;
-    } else if (sub_->any_member_failed()) {
+    } else if (sub_->any_member_failed() && failure_grace_over()) {
       waited = WaitResult::broken;
     } else {
       return false;
@@ -282,7 +282,7 @@ bool OpAdapter::poll_confirm(bool wait_) {
     int rc = PMPI_Test(&confirm_, &done, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS && done) {
       waited = WaitResult::completed;
-    } else if (rc != MPI_SUCCESS || sub_->any_member_failed()) {
+    } else if (rc != MPI_SUCCESS || (sub_->any_member_failed() && failure_grace_over())) {
       waited = WaitResult::broken;
     } else {
       return false;

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 
@@ -53,7 +54,7 @@ class Backoff {
 template <typename Test>
 WaitResult poll(Test test, const Watch &watch) {
   std::uint64_t epoch = detector::failure_epoch();
-  if (watch.broken && watch.broken()) return WaitResult::broken;
+  bool broken = watch.broken && watch.broken();
   Backoff backoff;
   for (;;) {
     // NOTE: every wait in cohort drives the nonblocking collectives in flight (wrap/nbc.hpp): a program
@@ -64,8 +65,9 @@ WaitResult poll(Test test, const Watch &watch) {
     std::uint64_t now = detector::failure_epoch();
     if (now != epoch) {
       epoch = now;
-      if (watch.broken && watch.broken()) return WaitResult::broken;
+      broken = watch.broken && watch.broken();
     }
+    if (broken && failure_grace_over()) return WaitResult::broken;
     backoff.pause();
   }
 }
@@ -107,7 +109,28 @@ WaitResult poll_reporting(Test test, const Watch &watch, int *error) {
   return reported;
 }
 
+std::atomic<std::uint64_t> g_grace_epoch{0};
+std::atomic<std::int64_t> g_grace_start_ns{0};
+
+std::int64_t monotonic_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 }  // namespace
+
+// NOTE: two threads seeing a new epoch at once both start the grace; either start is as good.
+bool failure_grace_over() {
+  std::uint64_t epoch = detector::failure_epoch();
+  std::int64_t now = monotonic_ns();
+  if (g_grace_epoch.load(std::memory_order_acquire) != epoch) {
+    g_grace_start_ns.store(now, std::memory_order_relaxed);
+    g_grace_epoch.store(epoch, std::memory_order_release);
+    return false;
+  }
+  return now - g_grace_start_ns.load(std::memory_order_relaxed) >= std::int64_t{kFailureGraceMs} * 1000000;
+}
 
 // NOTE: an error of the test (e.g. MPI_ERR_TRUNCATE when a receiver's count is smaller than the root's)
 // ends the wait: the request has completed in error, and the caller must hand the code to the program.

@@ -10,11 +10,23 @@ namespace cohort::wrap {
 /// What the loop watches besides the request.
 struct Watch {
   /// True when the operation can no longer complete because a rank it needs is dead. Evaluated once at
-  /// the start and again each time the detector's failure epoch changes (not on every poll).
+  /// the start and again each time the detector's failure epoch changes (not on every poll); the wait
+  /// ends broken once it is true and failure_grace_over().
   std::function<bool()> broken;
   /// If not MPI_COMM_NULL, a revoke of this communicator (repair::is_revoked) also ends the wait.
   MPI_Comm revocable = MPI_COMM_NULL;
 };
+
+/// The grace after a failure (ms of this process's polling since it first saw the detector's newest
+/// failure epoch) during which an operation that needs a dead rank is still polled rather than declared
+/// broken: what the rank sent before it died (e.g. its last messages of a barrier that it completed) may
+/// still be on its way through MPI's progress. Without it, a survivor that learned of the death within
+/// milliseconds (pidfd) could find a barrier broken that the dead rank and other survivors completed.
+constexpr int kFailureGraceMs = 20;
+
+/// True once kFailureGraceMs have passed since this process first asked about the current failure epoch
+/// (the first call for a new epoch starts the grace and returns false). Thread-safe.
+bool failure_grace_over();
 
 /// failed: MPI's test returned an error code (the request completed in error); wait and wait_all store
 /// it in *error.

@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 static int check_world_rank(void) {
@@ -20,6 +21,14 @@ static void check_line(const char *head, const char *detail) {
   if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
   fflush(stdout);
   if (write(1, line, (size_t)n) < 0) {
+  }
+}
+
+/* Sleeps ms milliseconds whatever signals arrive: MPICH's hydra sends SIGUSR1 to the survivors when a rank
+ * dies, which cuts sleep(3) and usleep(3) short. */
+static inline void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) == -1) {
   }
 }
 

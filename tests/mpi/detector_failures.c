@@ -19,12 +19,6 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) == -1) {
-  }
-}
-
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 int main(int argc, char **argv) {

@@ -37,7 +37,9 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (strcmp(mode, "sleep") == 0) {
-    sleep(30);
+    /* NOTE: not sleep(30): a rank whose own injected kill was due a few ms after another rank's woke up at
+     * hydra's SIGUSR1, passed and exited 0. */
+    sleep_ms(30 * 1000);
     TEST_PASS("slept");
     _exit(0);
   }
@@ -54,7 +56,7 @@ int main(int argc, char **argv) {
     /* The survivors' barrier completes only once each of them knows the victim dead. */
     MPI_Barrier(MPI_COMM_WORLD);
   } else {
-    usleep(500 * 1000);
+    sleep_ms(500);
   }
   TEST_PASS("exits 0");
   _exit(0);

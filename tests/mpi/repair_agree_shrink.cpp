@@ -153,7 +153,7 @@ void second(int before, int during) {
 
 void stopped(int victim, int stay_ms) {
   double start = MPI_Wtime();
-  usleep(600 * 1000);  // the victim is stopped meanwhile
+  sleep_ms(600);  // the victim is stopped meanwhile
   MPI_Comm s;
   shrink(MPI_COMM_WORLD, &s);
   CHECK(me != victim, "rank %d was declared dead but returned from shrink instead of exiting", me);

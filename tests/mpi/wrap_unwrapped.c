@@ -16,7 +16,7 @@ static int wait_s = 10;
 
 static void *finish_later(void *arg) {
   (void)arg;
-  sleep((unsigned)wait_s);
+  sleep_ms(wait_s * 1000L);
   TEST_PASS("alive after %d s", wait_s);
   _exit(0);
   return NULL;

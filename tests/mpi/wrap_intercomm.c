@@ -12,7 +12,8 @@
  *   wrap_intercomm before V      ranks V killed right after MPI_Intercomm_create: sizes and ranks never
  *                                change, every collective gives exactly the survivors' values, dead
  *                                ranks' blocks untouched, point-to-point with a dead peer skipped
- *                                (COHORT_ON_DEAD_PEER=skip), the merge is over the survivors
+ *                                (COHORT_ON_DEAD_PEER=skip), the merge is over the survivors, and
+ *                                MPI_Comm_disconnect returns
  *   wrap_intercomm during V      rank V dies inside the intercommunicator MPI_Allreduce (inject hook
  *                                allgather.posted): that call counts V or not, the same everywhere; every
  *                                later one as for `before`
@@ -218,7 +219,7 @@ int main(int argc, char **argv) {
     battery(ic, 0, &ours);
     CHECK(!(victims & (1u << wrank)), "a victim is still alive");
     check(ic, &ours, 0, !strcmp(mode, "during"));
-    MPI_Comm_free(&ic);
+    CHECK(MPI_Comm_disconnect(&ic) == MPI_SUCCESS && ic == MPI_COMM_NULL, "disconnect");
   } else {
     CHECK(0, "unknown mode %s", mode);
   }

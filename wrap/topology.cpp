@@ -434,3 +434,21 @@ extern "C" int __wrap_MPI_Neighbor_alltoallv(const void *sendbuf, const int send
       [&](int k) { return Block{at(sendbuf, sdispls[k], sendtype), sendcounts[k], sendtype}; },
       [&](int j) { return Block{at(recvbuf, rdispls[j], recvtype), recvcounts[j], recvtype}; });
 }
+
+extern "C" int __wrap_MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  count_call(CallId::MPI_Neighbor_alltoallw);
+  Alias *a = nullptr;
+  Topology *t = neighbourhood_of(comm, &a);
+  if (t == nullptr)
+    return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                   comm);
+  // displacements in bytes, one datatype per neighbour
+  return neighbour_exchange(
+      comm, *a, *t, CallId::MPI_Neighbor_alltoallw,
+      [&](int k) {
+        return Block{static_cast<char *>(const_cast<void *>(sendbuf)) + sdispls[k], sendcounts[k], sendtypes[k]};
+      },
+      [&](int j) { return Block{static_cast<char *>(recvbuf) + rdispls[j], recvcounts[j], recvtypes[j]}; });
+}

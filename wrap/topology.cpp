@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "topology/cartesian.hpp"
 #include "wrap/calls.h"
@@ -183,6 +184,7 @@ int neighbour_exchange(MPI_Comm comm, Alias &a, Topology &t, CallId id, Function
     if (p >= 0)
       rc = PMPI_Isend(b.buf, b.count, b.type, p, t.cartesian ? static_cast<int>(k ^ 1) : 0, t.exchange, &sends[k]);
   }
+  inject::point(posted_hook(id));  // e.g. "neighbor_alltoall.posted": every receive and send posted
   auto settle = [&](std::vector<MPI_Request> &reqs, const std::vector<int> &peers, bool receive) {
     for (std::size_t i = 0; i < reqs.size() && rc == MPI_SUCCESS; ++i) {
       if (reqs[i] == MPI_REQUEST_NULL) continue;

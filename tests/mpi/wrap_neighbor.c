@@ -6,7 +6,14 @@
  *                              byte the buffers of raw MPI on raw MPI's topology; MPI_Dist_graph_neighbors
  *                              (_count) and MPI_Topo_test answer as raw MPI's
  *   wrap_neighbor degraded V[+W]  ranks V (and W) killed after the topologies were made: every survivor gets
- *                              each live neighbour's block in its slot and the slots of the dead untouched */
+ *                              each live neighbour's block in its slot and the slots of the dead untouched
+ *   wrap_neighbor during V     (4 ranks) rank V dies inside MPI_Neighbor_alltoall on a periodic 2x2 grid
+ *                              (COHORT_INJECT_FAILURE=rank=V,at=neighbor_alltoall.posted): the calls return;
+ *                              V's blocks in that call and before are whole or untouched, in the later calls
+ *                              (alltoallv, alltoallw) and in a second round untouched, every other one whole
+ *   wrap_neighbor graph_during V  rank V dies inside MPI_Dist_graph_create_adjacent (inject hook
+ *                              dist_graph_create_adjacent.posted): every survivor gets the same outcome, the
+ *                              graph or MPI_ERR_TOPOLOGY (the graph lost a member) */
 #include <mpi.h>
 #include <signal.h>
 #include <string.h>
@@ -182,6 +189,50 @@ static void degraded(unsigned victims) { /* bit r: rank r is killed */
   MPI_Comm_free(&g);
 }
 
+/* Slot j of collective f from neighbour nb (its slot k): whole if nb is alive; if nb is the victim, whole or
+ * untouched when `maybe`, else untouched. */
+static void expect(const int res[NF][MAXN * (C + 1)], int f, int j, int nb, int k, unsigned victims, int maybe) {
+  int here = slot(res, f, j, nb, k);
+  if (!((victims >> nb) & 1)) CHECK(here, "collective %d slot %d from live %d missing", f, j, nb);
+  else if (!maybe) CHECK(!here, "collective %d slot %d from dead %d present", f, j, nb);
+}
+
+static void neighbor_during(unsigned victims) {
+  int dims[2] = {2, 2}, periods[2] = {1, 1};
+  MPI_Comm cart;
+  CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart) == MPI_SUCCESS, "MPI_Cart_create");
+  int res[NF][MAXN * (C + 1)];
+  for (int round = 0; round < 2; ++round) {
+    run(cart, 0, 4, 4, res);
+    CHECK(!((victims >> rank) & 1), "the victim is still alive");
+    for (int d = 0; d < 2; ++d) {
+      int nb[2];
+      MPI_Cart_shift(cart, d, 1, &nb[0], &nb[1]);
+      for (int s = 0; s < 2; ++s)
+        for (int f = 0; f < NF; ++f) expect(res, f, 2 * d + s, nb[s], (2 * d + s) ^ 1, victims, round == 0 && f <= 2);
+    }
+  }
+  MPI_Comm_free(&cart);
+}
+
+static void graph_during(void) {
+  int in[3], out[3], win[3], wout[3];
+  graph(in, out, win, wout);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm g = MPI_COMM_NULL;
+  int rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 3, in, win, 3, out, wout, MPI_INFO_NULL, 0, &g);
+  int cls = -1;
+  MPI_Error_class(rc, &cls);
+  CHECK(rc == MPI_SUCCESS ? g != MPI_COMM_NULL : cls == MPI_ERR_TOPOLOGY && g == MPI_COMM_NULL,
+        "MPI_Dist_graph_create_adjacent: %d (class %d)", rc, cls);
+  int outcomes[64], mine = rc == MPI_SUCCESS;
+  for (int r = 0; r < size; ++r) outcomes[r] = -1;
+  CHECK(MPI_Allgather(&mine, 1, MPI_INT, outcomes, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "Allgather");
+  for (int r = 0; r < size; ++r)
+    CHECK(outcomes[r] == -1 || outcomes[r] == mine, "rank %d got outcome %d, I %d", r, outcomes[r], mine);
+  if (g != MPI_COMM_NULL) MPI_Comm_free(&g);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -189,6 +240,10 @@ int main(int argc, char **argv) {
   CHECK(argc >= 2 && size >= 3, "usage: wrap_neighbor equiv | degraded V (3 ranks or more)");
   if (!strcmp(argv[1], "equiv")) {
     equiv();
+  } else if (!strcmp(argv[1], "during") && argc == 3 && size == 4) {
+    neighbor_during(parse_ranks(argv[2]));
+  } else if (!strcmp(argv[1], "graph_during")) {
+    graph_during();
   } else {
     CHECK(!strcmp(argv[1], "degraded") && argc == 3, "usage: wrap_neighbor degraded V");
     unsigned victims = 0;

@@ -331,10 +331,22 @@ extern "C" int __wrap_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *
   return split_alias(*a, CallId::MPI_Comm_create, color, position, newcomm);
 }
 
+namespace {
+// The split types whose groups are the ranks of one node. The others (Open MPI's OMPI_COMM_TYPE_SOCKET,
+// _NUMA, _L3CACHE, ..., MPI 4.0's MPI_COMM_TYPE_HW_GUIDED/UNGUIDED) follow each process's binding and the
+// hardware's locality (hwloc), which cohort's runtime does not link: they pass through to MPI.
+bool node_split_type(int split_type) {
+#ifdef OMPI_MAJOR_VERSION
+  if (split_type == OMPI_COMM_TYPE_HOST) return true;  // Open MPI: the same host, as OMPI_COMM_TYPE_NODE
+#endif
+  return split_type == MPI_COMM_TYPE_SHARED;
+}
+}  // namespace
+
 extern "C" int __wrap_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_split_type);
   Alias *a = find_alias(comm);
-  if (a == nullptr || (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED))
+  if (a == nullptr || (!node_split_type(split_type) && split_type != MPI_UNDEFINED))
     return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
   int color = MPI_UNDEFINED;
   int rc = shared_color(*a, &color);  // every member takes part, also those with MPI_UNDEFINED

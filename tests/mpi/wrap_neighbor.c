@@ -225,11 +225,7 @@ static void graph_during(void) {
   MPI_Error_class(rc, &cls);
   CHECK(rc == MPI_SUCCESS ? g != MPI_COMM_NULL : cls == MPI_ERR_TOPOLOGY && g == MPI_COMM_NULL,
         "MPI_Dist_graph_create_adjacent: %d (class %d)", rc, cls);
-  int outcomes[64], mine = rc == MPI_SUCCESS;
-  for (int r = 0; r < size; ++r) outcomes[r] = -1;
-  CHECK(MPI_Allgather(&mine, 1, MPI_INT, outcomes, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "Allgather");
-  for (int r = 0; r < size; ++r)
-    CHECK(outcomes[r] == -1 || outcomes[r] == mine, "rank %d got outcome %d, I %d", r, outcomes[r], mine);
+  check_same_outcome(rc == MPI_SUCCESS, "MPI_Dist_graph_create_adjacent");
   if (g != MPI_COMM_NULL) MPI_Comm_free(&g);
 }
 

@@ -3,6 +3,7 @@
 // its data layout needs. Positional calls post their v-variant with a PositionalLayout once a rank is
 // gone, the plain call while the substitute is complete (the fast path).
 #include "wrap/coll.hpp"
+#include "wrap/intercomm.hpp"
 
 #include <mpi.h>
 
@@ -554,7 +555,11 @@ using namespace cohort::wrap;  // NOLINT: the generated extern "C" entry points 
   extern "C" int __wrap_##name params {                                                            \
     count_call(CallId::name);                                                                      \
     Alias *a = find_alias(comm);                                                                   \
-    if (a == nullptr) return P##name args;                                                         \
+    if (a == nullptr) {                                                                            \
+      int inter_rc = MPI_SUCCESS; /* an intercommunicator cohort made (wrap/intercomm.hpp)? */      \
+      if (inter::collective(CallId::name, &inter_rc, COHORT_UNPAREN args)) return inter_rc;        \
+      return P##name args;                                                                         \
+    }                                                                                              \
     return coll::post_##name(*a, describe(CallId::name, COHORT_ROOT_##root), COHORT_UNPAREN args); \
   }
 #define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry) \

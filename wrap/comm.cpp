@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -57,14 +58,11 @@ void adopt(const Alias &parent, const Substitute *made_on, MPI_Comm comm) {
   ulfm::inherit(parent.handle(), comm);
 }
 
-// MPI_Comm_create_group has no nonblocking variant: a helper thread runs the blocking call and completes
-// a generalized request, which the driver polls like any other. If a member dies meanwhile, the request
-// is abandoned and the thread stays blocked in MPI forever (leaked with its job).
-struct CreateJob {
-  MPI_Comm parent;
-  MPI_Group group;
-  int tag;
-  MPI_Comm *out;
+// MPI_Comm_create_group (and MPI_Intercomm_create) have no nonblocking variant: a helper thread runs the
+// blocking calls and completes a generalized request, which the driver polls like any other. If a member
+// dies meanwhile, the request is abandoned and the thread stays blocked in MPI forever (leaked with its job).
+struct ThreadJob {
+  std::function<void()> body;
   MPI_Request greq = MPI_REQUEST_NULL;
 };
 
@@ -77,27 +75,38 @@ int greq_query(void *, MPI_Status *status) {
 }
 // NOTE: no MPI call in the callbacks: MPICH runs them inside PMPI_Test and asserts on nested calls.
 int greq_free(void *job) {
-  delete static_cast<CreateJob *>(job);
+  delete static_cast<ThreadJob *>(job);
   return MPI_SUCCESS;
 }
 int greq_cancel(void *, int) { return MPI_SUCCESS; }
 
-// Posts MPI_Comm_create_group(parent, group, tag) (takes over group); *out is written on completion.
-int post_create_group(MPI_Comm parent, MPI_Group group, int tag, MPI_Comm *out, MPI_Request *req) {
-  auto *job = new CreateJob{parent, group, tag, out};
+}  // namespace
+
+int post_on_thread(std::function<void()> body, MPI_Request *req) {
+  auto *job = new ThreadJob{std::move(body)};
   int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, job, &job->greq);
   if (rc != MPI_SUCCESS) {
-    PMPI_Group_free(&job->group);
     delete job;
     return rc;
   }
   *req = job->greq;
   std::thread([job] {
-    PMPI_Comm_create_group(job->parent, job->group, job->tag, job->out);
-    PMPI_Group_free(&job->group);
+    job->body();
     PMPI_Grequest_complete(job->greq);  // MPI frees the job (greq_free) when the request is completed
   }).detach();
   return MPI_SUCCESS;
+}
+
+namespace {
+
+// Posts MPI_Comm_create_group(parent, group, tag) (takes over group); *out is written on completion.
+int post_create_group(MPI_Comm parent, MPI_Group group, int tag, MPI_Comm *out, MPI_Request *req) {
+  int rc = post_on_thread([parent, group, tag, out]() mutable {
+    PMPI_Comm_create_group(parent, group, tag, out);
+    PMPI_Group_free(&group);
+  }, req);
+  if (rc != MPI_SUCCESS) PMPI_Group_free(&group);
+  return rc;
 }
 
 // Duplicates (dup, dup_with_info, idup) share a lineage with the communicator they were made from, so
@@ -322,10 +331,22 @@ extern "C" int __wrap_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *
   return split_alias(*a, CallId::MPI_Comm_create, color, position, newcomm);
 }
 
+namespace {
+// The split types whose groups are the ranks of one node. The others (Open MPI's OMPI_COMM_TYPE_SOCKET,
+// _NUMA, _L3CACHE, ..., MPI 4.0's MPI_COMM_TYPE_HW_GUIDED/UNGUIDED) follow each process's binding and the
+// hardware's locality (hwloc), which cohort's runtime does not link: they pass through to MPI.
+bool node_split_type(int split_type) {
+#ifdef OMPI_MAJOR_VERSION
+  if (split_type == OMPI_COMM_TYPE_HOST) return true;  // Open MPI: the same host, as OMPI_COMM_TYPE_NODE
+#endif
+  return split_type == MPI_COMM_TYPE_SHARED;
+}
+}  // namespace
+
 extern "C" int __wrap_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_split_type);
   Alias *a = find_alias(comm);
-  if (a == nullptr || (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED))
+  if (a == nullptr || (!node_split_type(split_type) && split_type != MPI_UNDEFINED))
     return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
   int color = MPI_UNDEFINED;
   int rc = shared_color(*a, &color);  // every member takes part, also those with MPI_UNDEFINED
@@ -358,6 +379,7 @@ int free_alias(MPI_Comm *comm) {
   if (Alias *a = find_alias(*comm)) nbc::finish_all(*a);
   forget_lineage(*comm);
   forget_topology(*comm);
+  free_intercomm(*comm);  // then freed below as any communicator cohort did not create
   switch (unregister_alias(*comm)) {
     case Unregistered::unknown:
     case Unregistered::free_handle: return PMPI_Comm_free(comm);
@@ -378,8 +400,9 @@ extern "C" int __wrap_MPI_Comm_free(MPI_Comm *comm) {
 extern "C" int __wrap_MPI_Comm_disconnect(MPI_Comm *comm) {
   count_call(CallId::MPI_Comm_disconnect);
   Alias *a = comm == nullptr || *comm == MPI_COMM_WORLD ? nullptr : find_alias(*comm);
-  if (a == nullptr) return PMPI_Comm_disconnect(comm);
-  int rc = barrier(*a);
+  int rc = MPI_SUCCESS;
+  if (a == nullptr && (comm == nullptr || !intercomm_barrier(*comm, &rc))) return PMPI_Comm_disconnect(comm);
+  if (a != nullptr) rc = barrier(*a);
   if (rc != MPI_SUCCESS) return rc;
   return free_alias(comm);
 }

@@ -2,6 +2,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
+
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
 
@@ -19,6 +21,18 @@ int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm);
 /// to the duplicate's (to_sub; -1: a rank already dead when it was made). Returns MPI_SUCCESS or an MPI
 /// error code (already passed to the alias's error handler).
 int private_dup(Alias &a, CallId id, MPI_Comm *out, RankMap *map);
+
+/// Runs `body` (blocking MPI calls with no nonblocking variant) on a helper thread; *req is a generalized
+/// request that completes when body returns, for the driver to poll (PostFn). If the request is
+/// abandoned, the thread stays blocked in MPI, leaked with its job. Returns MPI_SUCCESS or an MPI error.
+int post_on_thread(std::function<void()> body, MPI_Request *req);
+
+/// MPI_Comm_free of an intercommunicator cohort made (wrap/intercomm.cpp): frees its union alias and
+/// forgets it. Returns false (and does nothing) when comm is not one. Local.
+bool free_intercomm(MPI_Comm comm);
+/// MPI_Barrier over both groups of an intercommunicator cohort made, among the survivors; false when comm
+/// is not one (then *rc is untouched).
+bool intercomm_barrier(MPI_Comm comm, int *rc);
 
 /// Forgets the topology cohort keeps for comm (wrap/topology.cpp), when comm is freed. Local, thread-safe.
 void forget_topology(MPI_Comm comm);

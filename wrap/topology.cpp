@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "topology/cartesian.hpp"
 #include "wrap/calls.h"
@@ -183,6 +184,7 @@ int neighbour_exchange(MPI_Comm comm, Alias &a, Topology &t, CallId id, Function
     if (p >= 0)
       rc = PMPI_Isend(b.buf, b.count, b.type, p, t.cartesian ? static_cast<int>(k ^ 1) : 0, t.exchange, &sends[k]);
   }
+  inject::point(posted_hook(id));  // e.g. "neighbor_alltoall.posted": every receive and send posted
   auto settle = [&](std::vector<MPI_Request> &reqs, const std::vector<int> &peers, bool receive) {
     for (std::size_t i = 0; i < reqs.size() && rc == MPI_SUCCESS; ++i) {
       if (reqs[i] == MPI_REQUEST_NULL) continue;
@@ -433,4 +435,22 @@ extern "C" int __wrap_MPI_Neighbor_alltoallv(const void *sendbuf, const int send
       comm, *a, *t, CallId::MPI_Neighbor_alltoallv,
       [&](int k) { return Block{at(sendbuf, sdispls[k], sendtype), sendcounts[k], sendtype}; },
       [&](int j) { return Block{at(recvbuf, rdispls[j], recvtype), recvcounts[j], recvtype}; });
+}
+
+extern "C" int __wrap_MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  count_call(CallId::MPI_Neighbor_alltoallw);
+  Alias *a = nullptr;
+  Topology *t = neighbourhood_of(comm, &a);
+  if (t == nullptr)
+    return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                   comm);
+  // displacements in bytes, one datatype per neighbour
+  return neighbour_exchange(
+      comm, *a, *t, CallId::MPI_Neighbor_alltoallw,
+      [&](int k) {
+        return Block{static_cast<char *>(const_cast<void *>(sendbuf)) + sdispls[k], sendcounts[k], sendtypes[k]};
+      },
+      [&](int j) { return Block{static_cast<char *>(recvbuf) + rdispls[j], recvcounts[j], recvtypes[j]}; });
 }

@@ -60,4 +60,15 @@ static inline unsigned parse_ranks(const char *s) {
     snprintf(check_detail_, sizeof check_detail_, __VA_ARGS__);     \
     check_line("PASS ", check_detail_);                             \
   } while (0)
+/* Every survivor of MPI_COMM_WORLD got the same outcome `mine` of a call a rank died in (the dead ranks'
+ * entries stay -1). At most 64 ranks. */
+static inline void check_same_outcome(int mine, const char *call) {
+  int outcomes[64], size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int r = 0; r < size && r < 64; ++r) outcomes[r] = -1;
+  CHECK(size <= 64 && MPI_Allgather(&mine, 1, MPI_INT, outcomes, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS,
+        "%s: Allgather of the outcomes", call);
+  for (int r = 0; r < size; ++r)
+    CHECK(outcomes[r] == -1 || outcomes[r] == mine, "%s: rank %d got outcome %d, I %d", call, r, outcomes[r], mine);
+}
 #endif

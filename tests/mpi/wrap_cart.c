@@ -8,6 +8,9 @@
  *                          shift towards V gives V, a halo exchange with V skips it
  *                          (COHORT_ON_DEAD_PEER=skip), MPI_Cart_sub gives the intact row and MPI_ERR_DIMS
  *                          on the row that lost V, MPI_Cart_create over the degraded world MPI_ERR_DIMS
+ *   wrap_cart degraded 1+2 the same with two ranks killed (one per row: both rows fail MPI_Cart_sub)
+ *   wrap_cart sub_during   (4 ranks) MPI_Cart_sub into rows while rank 1 dies in it (inject hook
+ *                          cart_sub.posted): the intact row is whole, rank 0 gets its row or MPI_ERR_DIMS
  *   wrap_cart during       (4 ranks) MPI_Cart_create of a 2x2 grid while a rank dies in it
  *                          (COHORT_INJECT_FAILURE=...,at=cart_create.posted): every survivor gets the same
  *                          outcome, MPI_ERR_DIMS (the grid lost a point) or the whole grid */
@@ -118,20 +121,25 @@ static void equiv(void) {
   CHECK(status == MPI_UNDEFINED, "topo_test of world: %d", status);
 }
 
-static void degraded(int victim) {
+static int dead_rank(unsigned victims, int r) { return r != MPI_PROC_NULL && ((victims >> r) & 1); }
+
+static void degraded(unsigned victims) { /* bit r: rank r is killed */
   int dims[2] = {2, 2}, periods[2] = {0, 0};
   MPI_Comm grid;
   CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &grid) == MPI_SUCCESS, "MPI_Cart_create");
   MPI_Comm_set_errhandler(grid, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  if (rank == victim) raise(SIGKILL);
+  if (dead_rank(victims, rank)) raise(SIGKILL);
   CHECK(MPI_Barrier(grid) == MPI_SUCCESS, "barrier after the death");
   int n, me, c[2];
   MPI_Comm_size(grid, &n);
   MPI_Comm_rank(grid, &me);
   CHECK(n == 4 && me == rank, "size %d rank %d", n, me);
-  MPI_Cart_coords(grid, victim, 2, c);
-  CHECK(c[0] == victim / 2 && c[1] == victim % 2, "coords of the dead rank: %d %d", c[0], c[1]);
+  for (int victim = 0; victim < 4; ++victim) {
+    if (!dead_rank(victims, victim)) continue;
+    MPI_Cart_coords(grid, victim, 2, c);
+    CHECK(c[0] == victim / 2 && c[1] == victim % 2, "coords of the dead rank: %d %d", c[0], c[1]);
+  }
   /* halo exchange along both dimensions; towards the dead rank the shift names it, the exchange skips it */
   for (int dir = 0; dir < 2; ++dir) {
     int src, dst;
@@ -144,7 +152,7 @@ static void degraded(int victim) {
       long long out = rank * 10 + dir, in = -7;
       CHECK(MPI_Sendrecv(&out, 1, MPI_LONG_LONG, to, 5, &in, 1, MPI_LONG_LONG, from, 5, grid, MPI_STATUS_IGNORE) ==
                 MPI_SUCCESS, "halo exchange");
-      long long want = from == MPI_PROC_NULL || from == victim ? -7 : from * 10 + dir;
+      long long want = from == MPI_PROC_NULL || dead_rank(victims, from) ? -7 : from * 10 + dir;
       CHECK(in == want, "halo from %d: %lld, expected %lld", from, in, want);
     }
   }
@@ -154,7 +162,7 @@ static void degraded(int victim) {
   int rc = MPI_Cart_sub(grid, remain, &row);
   int cls = -1;
   MPI_Error_class(rc, &cls);
-  if (rank / 2 == victim / 2) {
+  if (dead_rank(victims, rank / 2 * 2) || dead_rank(victims, rank / 2 * 2 + 1)) {
     CHECK(cls == MPI_ERR_DIMS && row == MPI_COMM_NULL, "row with the dead rank: code %d (class %d)", rc, cls);
   } else {
     CHECK(rc == MPI_SUCCESS && row != MPI_COMM_NULL, "intact row: %d", rc);
@@ -171,6 +179,30 @@ static void degraded(int victim) {
   MPI_Comm_free(&grid);
 }
 
+/* MPI_Cart_sub into rows of a 2x2 grid while rank 1 dies in it (inject hook cart_sub.posted): the other
+ * row is made whole; rank 0 gets its row (if the split completed before the death) or MPI_ERR_DIMS. */
+static void sub_during(void) {
+  int dims[2] = {2, 2}, periods[2] = {0, 0}, remain[2] = {0, 1};
+  MPI_Comm grid, row = MPI_COMM_NULL;
+  CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &grid) == MPI_SUCCESS, "MPI_Cart_create");
+  MPI_Comm_set_errhandler(grid, MPI_ERRORS_RETURN);
+  int rc = MPI_Cart_sub(grid, remain, &row), cls = -1;
+  CHECK(rank != 1, "the victim is still alive");
+  MPI_Error_class(rc, &cls);
+  if (rank / 2 == 1) {
+    CHECK(rc == MPI_SUCCESS && row != MPI_COMM_NULL, "intact row: %d", rc);
+    int n = 0;
+    MPI_Comm_size(row, &n);
+    CHECK(n == 2, "intact row of %d", n);
+  } else {
+    CHECK(rc == MPI_SUCCESS ? row != MPI_COMM_NULL : cls == MPI_ERR_DIMS && row == MPI_COMM_NULL,
+          "row with the dying rank: %d (class %d)", rc, cls);
+  }
+  if (row != MPI_COMM_NULL) MPI_Comm_free(&row);
+  CHECK(MPI_Barrier(grid) == MPI_SUCCESS, "barrier after");
+  MPI_Comm_free(&grid);
+}
+
 static void during(void) {
   int dims[2] = {2, 2}, periods[2] = {1, 1};
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -180,11 +212,7 @@ static void during(void) {
   MPI_Error_class(rc, &cls);
   CHECK(rc == MPI_SUCCESS ? grid != MPI_COMM_NULL : cls == MPI_ERR_DIMS && grid == MPI_COMM_NULL,
         "MPI_Cart_create: %d (class %d)", rc, cls);
-  int outcomes[64], mine = rc == MPI_SUCCESS;
-  for (int r = 0; r < size; ++r) outcomes[r] = -1;
-  CHECK(MPI_Allgather(&mine, 1, MPI_INT, outcomes, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "Allgather");
-  for (int r = 0; r < size; ++r)
-    CHECK(outcomes[r] == -1 || outcomes[r] == mine, "rank %d got outcome %d, I %d", r, outcomes[r], mine);
+  check_same_outcome(rc == MPI_SUCCESS, "MPI_Cart_create");
   if (grid != MPI_COMM_NULL) MPI_Comm_free(&grid);
 }
 
@@ -195,12 +223,15 @@ int main(int argc, char **argv) {
   CHECK(argc >= 2 && size <= 64, "usage: wrap_cart equiv | degraded V | during");
   if (!strcmp(argv[1], "equiv")) {
     equiv();
+  } else if (!strcmp(argv[1], "sub_during")) {
+    CHECK(size == 4, "sub_during needs 4 ranks");
+    sub_during();
   } else if (!strcmp(argv[1], "during")) {
     CHECK(size == 4, "during needs 4 ranks");
     during();
   } else {
     CHECK(!strcmp(argv[1], "degraded") && argc == 3 && size == 4, "usage: wrap_cart degraded V (4 ranks)");
-    degraded(atoi(argv[2]));
+    degraded(parse_ranks(argv[2]));
   }
   TEST_PASS("wrap_cart %s", argv[1]);
   MPI_Finalize();

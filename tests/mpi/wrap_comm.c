@@ -81,6 +81,14 @@ static void equiv(void) {
   same_as_raw(sub, raw, "split_type with MPI_UNDEFINED at rank 0");
   if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
   MPI_Comm_free(&ours);
+#ifdef OMPI_MAJOR_VERSION
+  /* Open MPI's OMPI_COMM_TYPE_HOST: one host, as shared */
+  CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, OMPI_COMM_TYPE_HOST, rank, MPI_INFO_NULL, &ours) == MPI_SUCCESS,
+        "MPI_Comm_split_type host");
+  PMPI_Comm_split_type(MPI_COMM_WORLD, OMPI_COMM_TYPE_HOST, rank, MPI_INFO_NULL, &raw);
+  same_as_raw(ours, raw, "split_type host");
+  MPI_Comm_free(&ours);
+#endif
 
   /* MPI_Comm_idup, MPI_Comm_dup_with_info: congruent to the parent and to raw MPI's */
   MPI_Request req;
@@ -125,7 +133,12 @@ static void equiv(void) {
   CHECK(MPI_Comm_disconnect(&ours) == MPI_SUCCESS && ours == MPI_COMM_NULL, "MPI_Comm_disconnect");
   MPI_Comm_free(&rev);
   MPI_Comm_free(&half);
-  CHECK(cohort_call_count("MPI_Comm_create") == 3 && cohort_call_count("MPI_Comm_split_type") == 2 &&
+#ifdef OMPI_MAJOR_VERSION
+  const int split_types = 3; /* with OMPI_COMM_TYPE_HOST */
+#else
+  const int split_types = 2;
+#endif
+  CHECK(cohort_call_count("MPI_Comm_create") == 3 && cohort_call_count("MPI_Comm_split_type") == split_types &&
             cohort_call_count("MPI_Comm_idup") == 1 && cohort_call_count("MPI_Comm_dup_with_info") == 1 &&
             cohort_call_count("MPI_Comm_disconnect") == 2 && cohort_call_count("MPI_Comm_compare") == 4,
         "wrappers entered");

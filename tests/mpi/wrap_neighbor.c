@@ -1,12 +1,19 @@
 /* Distributed graphs and the neighbourhood collectives (issue 11).
  *
- *   wrap_neighbor equiv        fault-free: MPI_Neighbor_allgather(v) and MPI_Neighbor_alltoall(v) on
+ *   wrap_neighbor equiv        fault-free: MPI_Neighbor_allgather(v) and MPI_Neighbor_alltoall(v,w) on
  *                              Cartesian grids (periodic or not: with 4 ranks a periodic 2x2 grid has every
  *                              neighbour twice) and on a distributed graph with a duplicate edge give byte for
  *                              byte the buffers of raw MPI on raw MPI's topology; MPI_Dist_graph_neighbors
  *                              (_count) and MPI_Topo_test answer as raw MPI's
  *   wrap_neighbor degraded V[+W]  ranks V (and W) killed after the topologies were made: every survivor gets
- *                              each live neighbour's block in its slot and the slots of the dead untouched */
+ *                              each live neighbour's block in its slot and the slots of the dead untouched
+ *   wrap_neighbor during V     (4 ranks) rank V dies inside MPI_Neighbor_alltoall on a periodic 2x2 grid
+ *                              (COHORT_INJECT_FAILURE=rank=V,at=neighbor_alltoall.posted): the calls return;
+ *                              V's blocks in that call and before are whole or untouched, in the later calls
+ *                              (alltoallv, alltoallw) and in a second round untouched, every other one whole
+ *   wrap_neighbor graph_during V  rank V dies inside MPI_Dist_graph_create_adjacent (inject hook
+ *                              dist_graph_create_adjacent.posted): every survivor gets the same outcome, the
+ *                              graph or MPI_ERR_TOPOLOGY (the graph lost a member) */
 #include <mpi.h>
 #include <signal.h>
 #include <string.h>
@@ -21,6 +28,7 @@
 #define MAXN 16 /* neighbours */
 #define C 2     /* elements per block */
 #define UNTOUCHED (-7)
+#define NF 5 /* allgather, allgatherv, alltoall, alltoallv, alltoallw (alltoallv's blocks, byte displacements) */
 
 static int rank, size;
 
@@ -31,37 +39,43 @@ static void graph(int *in, int *out, int *win, int *wout) {
   for (int i = 0; i < 3; ++i) win[i] = 10 + i, wout[i] = 20 + i;
 }
 
-/* Runs the four collectives on comm into res[4][MAXN * (C + 1)], with n in-neighbours. */
-static void run(MPI_Comm comm, int raw, int n_in, int n_out, int res[4][MAXN * (C + 1)]) {
+/* Runs the NF collectives on comm into res[NF][MAXN * (C + 1)], with n in-neighbours. */
+static void run(MPI_Comm comm, int raw, int n_in, int n_out, int res[NF][MAXN * (C + 1)]) {
   /* v-variants: blocks in reverse slot order with gaps; alltoallv's counts vary by pair of slots, so that
    * the two slots of one Cartesian dimension (where my slot j is filled by the sender's slot j ^ 1) match */
   int sb[MAXN * (C + 1)], gcounts[MAXN], counts[MAXN], displs[MAXN], scounts[MAXN], sdispls[MAXN];
   for (int k = 0; k < MAXN * (C + 1); ++k) sb[k] = rank * 1000 + k;
   for (int j = 0; j < MAXN; ++j) gcounts[j] = C, counts[j] = 1 + (j / 2) % C, displs[j] = (MAXN - 1 - j) * (C + 1);
   for (int k = 0; k < MAXN; ++k) scounts[k] = 1 + (k / 2) % C, sdispls[k] = k * (C + 1);
-  for (int f = 0; f < 4; ++f)
+  MPI_Aint wsdispls[MAXN], wrdispls[MAXN];
+  MPI_Datatype types[MAXN];
+  for (int k = 0; k < MAXN; ++k)
+    wsdispls[k] = (MPI_Aint)sdispls[k] * 4, wrdispls[k] = (MPI_Aint)displs[k] * 4, types[k] = MPI_INT;
+  for (int f = 0; f < NF; ++f)
     for (int k = 0; k < MAXN * (C + 1); ++k) res[f][k] = UNTOUCHED;
-  int rc[4];
+  int rc[NF];
   if (raw) {
     rc[0] = PMPI_Neighbor_allgather(sb, C, MPI_INT, res[0], C, MPI_INT, comm);
     rc[1] = PMPI_Neighbor_allgatherv(sb, C, MPI_INT, res[1], gcounts, displs, MPI_INT, comm);
     rc[2] = PMPI_Neighbor_alltoall(sb, C, MPI_INT, res[2], C, MPI_INT, comm);
     rc[3] = PMPI_Neighbor_alltoallv(sb, scounts, sdispls, MPI_INT, res[3], counts, displs, MPI_INT, comm);
+    rc[4] = PMPI_Neighbor_alltoallw(sb, scounts, wsdispls, types, res[4], counts, wrdispls, types, comm);
   } else {
     rc[0] = MPI_Neighbor_allgather(sb, C, MPI_INT, res[0], C, MPI_INT, comm);
     rc[1] = MPI_Neighbor_allgatherv(sb, C, MPI_INT, res[1], gcounts, displs, MPI_INT, comm);
     rc[2] = MPI_Neighbor_alltoall(sb, C, MPI_INT, res[2], C, MPI_INT, comm);
     rc[3] = MPI_Neighbor_alltoallv(sb, scounts, sdispls, MPI_INT, res[3], counts, displs, MPI_INT, comm);
+    rc[4] = MPI_Neighbor_alltoallw(sb, scounts, wsdispls, types, res[4], counts, wrdispls, types, comm);
   }
-  for (int f = 0; f < 4; ++f) CHECK(rc[f] == MPI_SUCCESS, "collective %d (raw %d) returned %d", f, raw, rc[f]);
+  for (int f = 0; f < NF; ++f) CHECK(rc[f] == MPI_SUCCESS, "collective %d (raw %d) returned %d", f, raw, rc[f]);
   (void)n_in, (void)n_out;
 }
 
 /* The blocks a collective f puts into in-neighbour j's slot, as the sender `from` (my out-neighbour slot k)
  * sends them; checked against what arrived (all or untouched). Returns 1 if present. */
-static int slot(const int res[4][MAXN * (C + 1)], int f, int j, int from, int k) {
+static int slot(const int res[NF][MAXN * (C + 1)], int f, int j, int from, int k) {
   int at = f == 0 || f == 2 ? j * C : (MAXN - 1 - j) * (C + 1);
-  int cnt = f == 3 ? 1 + (j / 2) % C : C;
+  int cnt = f >= 3 ? 1 + (j / 2) % C : C;
   int first = f == 0 || f == 1 ? 0 : f == 2 ? k * C : k * (C + 1);
   int here = res[f][at] != UNTOUCHED;
   for (int i = 0; i < cnt; ++i)
@@ -71,7 +85,7 @@ static int slot(const int res[4][MAXN * (C + 1)], int f, int j, int from, int k)
 }
 
 static void equiv(void) {
-  int res[4][MAXN * (C + 1)], ref[4][MAXN * (C + 1)];
+  int res[NF][MAXN * (C + 1)], ref[NF][MAXN * (C + 1)];
   for (int periodic = 0; periodic < 2; ++periodic) {
     int dims[2] = {0, 0}, periods[2] = {periodic, periodic};
     MPI_Dims_create(size, 2, dims);
@@ -85,18 +99,18 @@ static void equiv(void) {
       int nb[2];
       MPI_Cart_shift(ours, d, 1, &nb[0], &nb[1]);
       for (int s = 0; s < 2; ++s)
-        for (int f = 0; f < 4; ++f) {
+        for (int f = 0; f < NF; ++f) {
           int j = 2 * d + s;
           CHECK(nb[s] == MPI_PROC_NULL ? res[f][f == 0 || f == 2 ? j * C : (MAXN - 1 - j) * (C + 1)] == UNTOUCHED
                                        : slot(res, f, j, nb[s], j ^ 1),
                 "cart (periodic %d): collective %d slot %d from %d", periodic, f, j, nb[s]);
         }
     }
-    for (int f = 0; f < 4; ++f) {
+    for (int f = 0; f < NF; ++f) {
 #ifdef MPICH_VERSION
-      /* NOTE: MPICH 4.0.2's own MPI_Neighbor_alltoallv gave other slots on periodic grids where a neighbour
+      /* NOTE: MPICH 4.0.2's own MPI_Neighbor_alltoallv (and w) gave other slots on periodic grids where a neighbour
        * appears twice (2x2 and 3x1): there the check above is the reference */
-      if (f == 3 && periodic) continue;
+      if (f >= 3 && periodic) continue;
 #endif
       CHECK(!memcmp(res[f], ref[f], sizeof res[f]), "cart (periodic %d): collective %d differs", periodic, f);
     }
@@ -123,8 +137,8 @@ static void equiv(void) {
   run(raw, 1, 3, 3, ref);
   /* the standard's definition: duplicate edges match in order (my slots 0 and 1 from in[0]'s out slots 0, 1) */
   for (int j = 0; j < 3; ++j)
-    for (int f = 0; f < 4; ++f) CHECK(slot(res, f, j, in[j], j), "graph: collective %d slot %d missing", f, j);
-  for (int f = 0; f < 4; ++f) {
+    for (int f = 0; f < NF; ++f) CHECK(slot(res, f, j, in[j], j), "graph: collective %d slot %d missing", f, j);
+  for (int f = 0; f < NF; ++f) {
 #ifdef MPICH_VERSION
     /* NOTE: MPICH 4.0.2's own MPI_Neighbor_alltoall(v) filled other slots than this order (not investigated): there
      * the check above is the reference */
@@ -145,7 +159,7 @@ static void degraded(unsigned victims) { /* bit r: rank r is killed */
   graph(in, out, win, wout);
   CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 3, in, MPI_UNWEIGHTED, 3, out, MPI_UNWEIGHTED, MPI_INFO_NULL,
                                        0, &g) == MPI_SUCCESS, "MPI_Dist_graph_create_adjacent");
-  int res[4][MAXN * (C + 1)];
+  int res[NF][MAXN * (C + 1)];
   run(cart, 0, 4, 4, res); /* before the death: creates the private duplicates */
   run(g, 0, 3, 3, res);
   if ((victims >> rank) & 1) raise(SIGKILL);
@@ -157,7 +171,7 @@ static void degraded(unsigned victims) { /* bit r: rank r is killed */
     MPI_Cart_shift(cart, d, 1, &nb[0], &nb[1]);
     for (int s = 0; s < 2; ++s) {
       int j = 2 * d + s;
-      for (int f = 0; f < 4; ++f) {
+      for (int f = 0; f < NF; ++f) {
         int here = slot(res, f, j, nb[s], j ^ 1);
         CHECK(here == !((victims >> nb[s]) & 1), "cart: collective %d slot %d from %d: present %d", f, j, nb[s], here);
       }
@@ -167,12 +181,52 @@ static void degraded(unsigned victims) { /* bit r: rank r is killed */
   run(g, 0, 3, 3, res);
   static const int sender_slot[3] = {0, 1, 2};
   for (int j = 0; j < 3; ++j)
-    for (int f = 0; f < 4; ++f) {
+    for (int f = 0; f < NF; ++f) {
       int here = slot(res, f, j, in[j], sender_slot[j]);
       CHECK(here == !((victims >> in[j]) & 1), "graph: collective %d slot %d from %d: present %d", f, j, in[j], here);
     }
   MPI_Comm_free(&cart);
   MPI_Comm_free(&g);
+}
+
+/* Slot j of collective f from neighbour nb (its slot k): whole if nb is alive; if nb is the victim, whole or
+ * untouched when `maybe`, else untouched. */
+static void expect(const int res[NF][MAXN * (C + 1)], int f, int j, int nb, int k, unsigned victims, int maybe) {
+  int here = slot(res, f, j, nb, k);
+  if (!((victims >> nb) & 1)) CHECK(here, "collective %d slot %d from live %d missing", f, j, nb);
+  else if (!maybe) CHECK(!here, "collective %d slot %d from dead %d present", f, j, nb);
+}
+
+static void neighbor_during(unsigned victims) {
+  int dims[2] = {2, 2}, periods[2] = {1, 1};
+  MPI_Comm cart;
+  CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart) == MPI_SUCCESS, "MPI_Cart_create");
+  int res[NF][MAXN * (C + 1)];
+  for (int round = 0; round < 2; ++round) {
+    run(cart, 0, 4, 4, res);
+    CHECK(!((victims >> rank) & 1), "the victim is still alive");
+    for (int d = 0; d < 2; ++d) {
+      int nb[2];
+      MPI_Cart_shift(cart, d, 1, &nb[0], &nb[1]);
+      for (int s = 0; s < 2; ++s)
+        for (int f = 0; f < NF; ++f) expect(res, f, 2 * d + s, nb[s], (2 * d + s) ^ 1, victims, round == 0 && f <= 2);
+    }
+  }
+  MPI_Comm_free(&cart);
+}
+
+static void graph_during(void) {
+  int in[3], out[3], win[3], wout[3];
+  graph(in, out, win, wout);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm g = MPI_COMM_NULL;
+  int rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 3, in, win, 3, out, wout, MPI_INFO_NULL, 0, &g);
+  int cls = -1;
+  MPI_Error_class(rc, &cls);
+  CHECK(rc == MPI_SUCCESS ? g != MPI_COMM_NULL : cls == MPI_ERR_TOPOLOGY && g == MPI_COMM_NULL,
+        "MPI_Dist_graph_create_adjacent: %d (class %d)", rc, cls);
+  check_same_outcome(rc == MPI_SUCCESS, "MPI_Dist_graph_create_adjacent");
+  if (g != MPI_COMM_NULL) MPI_Comm_free(&g);
 }
 
 int main(int argc, char **argv) {
@@ -182,6 +236,10 @@ int main(int argc, char **argv) {
   CHECK(argc >= 2 && size >= 3, "usage: wrap_neighbor equiv | degraded V (3 ranks or more)");
   if (!strcmp(argv[1], "equiv")) {
     equiv();
+  } else if (!strcmp(argv[1], "during") && argc == 3 && size == 4) {
+    neighbor_during(parse_ranks(argv[2]));
+  } else if (!strcmp(argv[1], "graph_during")) {
+    graph_during();
   } else {
     CHECK(!strcmp(argv[1], "degraded") && argc == 3, "usage: wrap_neighbor degraded V");
     unsigned victims = 0;

@@ -72,6 +72,10 @@ cohort_mpi_test(wrap.cart.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_
   COMMAND $<TARGET_FILE:wrap_cart> degraded 2)
 cohort_mpi_test(wrap.cart.during PART wrap NP 4 TIMEOUT 60 PASS 3
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=cart_create.posted COMMAND $<TARGET_FILE:wrap_cart> during)
+cohort_mpi_test(wrap.cart.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb} COHORT_ON_DEAD_PEER=skip
+  COMMAND $<TARGET_FILE:wrap_cart> degraded 1+2)
+cohort_mpi_test(wrap.cart.sub_during PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=cart_sub.posted COMMAND $<TARGET_FILE:wrap_cart> sub_during)
 
 # --- wrap: distributed graphs and neighbourhood collectives (issue 11) ---
 cohort_test_program(wrap_neighbor wrap_neighbor.c)
@@ -81,6 +85,10 @@ cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_w
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 2)
 cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2)
+cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COHORT_INJECT_FAILURE=rank=1,at=neighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1)
+cohort_mpi_test(wrap.neighbor.graph_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COHORT_INJECT_FAILURE=rank=1,at=dist_graph_create_adjacent.posted COMMAND $<TARGET_FILE:wrap_neighbor> graph_during)
 
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass
 # the barrier and be one call ahead of the others): every survivor must see the same outcome of every step.

@@ -1,0 +1,229 @@
+/* Intercommunicators (issue 11): MPI_Intercomm_create between the even and the odd world ranks (local
+ * leader: each side's first rank; peer communicator MPI_COMM_WORLD), the queries, point-to-point, the
+ * collectives Barrier, Bcast, Allreduce, Reduce, Gather, Scatter, Allgather, Alltoall (MPI_ROOT /
+ * MPI_PROC_NULL root conventions, both directions), MPI_Intercomm_merge and MPI_Comm_free.
+ *
+ *   wrap_intercomm equiv         fault-free: every result equals raw MPI's on an intercommunicator made
+ *                                with PMPI_Intercomm_create, and the value computed here
+ *   wrap_intercomm created V     ranks V killed before MPI_Intercomm_create: it is made over the
+ *                                survivors (sizes, groups), every collective over them
+ *   wrap_intercomm create_during V   as `created`, but V dies inside MPI_Intercomm_create (inject hook
+ *                                intercomm_create.posted)
+ *   wrap_intercomm before V      ranks V killed right after MPI_Intercomm_create: sizes and ranks never
+ *                                change, every collective gives exactly the survivors' values, dead
+ *                                ranks' blocks untouched, point-to-point with a dead peer skipped
+ *                                (COHORT_ON_DEAD_PEER=skip), the merge is over the survivors, and
+ *                                MPI_Comm_disconnect returns
+ *   wrap_intercomm during V      rank V dies inside the intercommunicator MPI_Allreduce (inject hook
+ *                                allgather.posted): that call counts V or not, the same everywhere; every
+ *                                later one as for `before`
+ *   V: ranks written "1+2". The checks compute what every survivor must hold from the set of live ranks. */
+#include <mpi.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#define MAXR 16
+static int wrank, wsize, side;
+static unsigned dead; /* ranks dead (or to be killed) at the calls */
+
+static int live(int w) { return !(dead & (1u << w)); }
+
+/* The world ranks of comm's local (remote = 0) or remote group. */
+static int group_world(MPI_Comm ic, int remote, int *out) {
+  MPI_Group g, world;
+  int n;
+  if (remote)
+    MPI_Comm_remote_group(ic, &g);
+  else
+    MPI_Comm_group(ic, &g);
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Group_size(g, &n);
+  int idx[MAXR];
+  for (int i = 0; i < n; ++i) idx[i] = i;
+  PMPI_Group_translate_ranks(g, n, idx, world, out);
+  PMPI_Group_free(&g);
+  PMPI_Group_free(&world);
+  return n;
+}
+
+/* What one run of the battery gives (compared with raw MPI's in `equiv`). */
+struct results {
+  int bcast0[4], bcast1[4], allreduce[2], reduce[2], gather[MAXR], scatter, allgather[MAXR], alltoall[MAXR],
+      p2p, merged_rank, merged_size, merged_sum;
+};
+
+#define CALL(raw, name, ...) ((raw) ? P##name(__VA_ARGS__) : name(__VA_ARGS__))
+
+static void battery(MPI_Comm ic, int raw, struct results *r) {
+  int nl, nr, me, lw[MAXR], rw[MAXR];
+  memset(r, 0xff, sizeof *r); /* -1 everywhere: untouched slots stay -1 */
+  CALL(raw, MPI_Comm_size, ic, &nl);
+  CALL(raw, MPI_Comm_rank, ic, &me);
+  group_world(ic, 0, lw);
+  nr = group_world(ic, 1, rw);
+  CHECK(CALL(raw, MPI_Barrier, ic) == MPI_SUCCESS, "barrier");
+  /* Bcast from side 0's first rank, then from side 1's last rank */
+  int root0 = side == 0 ? (me == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  if (root0 == MPI_ROOT)
+    for (int k = 0; k < 4; ++k) r->bcast0[k] = wrank * 10 + k;
+  CHECK(CALL(raw, MPI_Bcast, r->bcast0, 4, MPI_INT, root0, ic) == MPI_SUCCESS, "bcast 0");
+  int root1 = side == 1 ? (me == nl - 1 ? MPI_ROOT : MPI_PROC_NULL) : nr - 1;
+  if (root1 == MPI_ROOT)
+    for (int k = 0; k < 4; ++k) r->bcast1[k] = wrank * 10 + k;
+  CHECK(CALL(raw, MPI_Bcast, r->bcast1, 4, MPI_INT, root1, ic) == MPI_SUCCESS, "bcast 1");
+  int mine[2] = {wrank + 1, 1};
+  CHECK(CALL(raw, MPI_Allreduce, mine, r->allreduce, 2, MPI_INT, MPI_SUM, ic) == MPI_SUCCESS, "allreduce");
+  /* Reduce to side 1's last rank */
+  CHECK(CALL(raw, MPI_Reduce, mine, r->reduce, 2, MPI_INT, MPI_SUM, root1, ic) == MPI_SUCCESS, "reduce");
+  /* Gather at side 0's first rank */
+  int g = wrank * 100;
+  CHECK(CALL(raw, MPI_Gather, &g, 1, MPI_INT, r->gather, 1, MPI_INT, root0, ic) == MPI_SUCCESS, "gather");
+  /* Scatter from side 1's last rank */
+  int sc[MAXR];
+  for (int j = 0; j < MAXR; ++j) sc[j] = 500 + j;
+  CHECK(CALL(raw, MPI_Scatter, sc, 1, MPI_INT, &r->scatter, 1, MPI_INT, root1, ic) == MPI_SUCCESS, "scatter");
+  int ag = wrank * 7;
+  CHECK(CALL(raw, MPI_Allgather, &ag, 1, MPI_INT, r->allgather, 1, MPI_INT, ic) == MPI_SUCCESS, "allgather");
+  int a2a[MAXR];
+  for (int j = 0; j < nr; ++j) a2a[j] = wrank * 1000 + j;
+  CHECK(CALL(raw, MPI_Alltoall, a2a, 1, MPI_INT, r->alltoall, 1, MPI_INT, ic) == MPI_SUCCESS, "alltoall");
+  /* point-to-point with remote rank me (ranks are remote ranks) */
+  if (me < nr)
+    CHECK(CALL(raw, MPI_Sendrecv, &wrank, 1, MPI_INT, me, 3, &r->p2p, 1, MPI_INT, me, 3, ic, MPI_STATUS_IGNORE) ==
+              MPI_SUCCESS, "sendrecv");
+  MPI_Comm merged;
+  CHECK(CALL(raw, MPI_Intercomm_merge, ic, side, &merged) == MPI_SUCCESS, "merge");
+  CALL(raw, MPI_Comm_rank, merged, &r->merged_rank);
+  CALL(raw, MPI_Comm_size, merged, &r->merged_size);
+  int one = 1;
+  CHECK(CALL(raw, MPI_Allreduce, &one, &r->merged_sum, 1, MPI_INT, MPI_SUM, merged) == MPI_SUCCESS, "merged");
+  CALL(raw, MPI_Comm_free, &merged);
+}
+
+/* Checks the battery's results against the live set. `fuzzy`: the Allreduce ran while a rank died
+ * (it may count that rank or not). */
+static void check(MPI_Comm ic, const struct results *r, unsigned dead_at_create, int fuzzy) {
+  int nl, nr, me, inter, rnr, lw[MAXR], rw[MAXR];
+  MPI_Comm_size(ic, &nl);
+  MPI_Comm_rank(ic, &me);
+  MPI_Comm_test_inter(ic, &inter);
+  MPI_Comm_remote_size(ic, &rnr);
+  group_world(ic, 0, lw);
+  nr = group_world(ic, 1, rw);
+  CHECK(inter == 1 && rnr == nr, "test_inter %d remote_size %d/%d", inter, rnr, nr);
+  /* the groups: the members of each side alive at the creation, in world order */
+  int el = 0, er = 0;
+  for (int w = 0; w < wsize; ++w) {
+    if (dead_at_create & (1u << w)) continue;
+    if (w % 2 == side) {
+      CHECK(el < nl && lw[el] == w, "local rank %d is world %d, expected %d", el, lw[el], w);
+      ++el;
+    } else {
+      CHECK(er < nr && rw[er] == w, "remote rank %d is world %d, expected %d", er, rw[er], w);
+      ++er;
+    }
+  }
+  CHECK(el == nl && er == nr, "sizes %d/%d, expected %d/%d", nl, nr, el, er);
+  CHECK(lw[me] == wrank, "my rank %d is world %d", me, lw[me]);
+  int first0 = side == 0 ? lw[0] : rw[0], last1 = side == 1 ? lw[nl - 1] : rw[nr - 1];
+  for (int k = 0; k < 4; ++k) {
+    int want0 = side == 1 || me == 0 ? first0 * 10 + k : -1; /* MPI_PROC_NULL ranks: untouched */
+    if (!live(first0) && side == 1) want0 = -1;
+    CHECK(r->bcast0[k] == want0, "bcast0[%d] = %d, expected %d", k, r->bcast0[k], want0);
+    int want1 = side == 0 || me == nl - 1 ? last1 * 10 + k : -1;
+    if (!live(last1) && side == 0) want1 = -1;
+    CHECK(r->bcast1[k] == want1, "bcast1[%d] = %d, expected %d", k, r->bcast1[k], want1);
+  }
+  int sum = 0, cnt = 0;
+  for (int j = 0; j < nr; ++j)
+    if (live(rw[j])) sum += rw[j] + 1, ++cnt;
+  if (fuzzy && r->allreduce[1] == cnt + 1) {
+    CHECK(r->allreduce[0] > sum, "allreduce with the dying rank: %d (live %d)", r->allreduce[0], sum);
+  } else {
+    CHECK(r->allreduce[0] == sum && r->allreduce[1] == cnt, "allreduce %d %d, expected %d %d", r->allreduce[0],
+          r->allreduce[1], sum, cnt);
+  }
+  if (side == 1 && me == nl - 1) { /* root of the Reduce: side 0's live ranks */
+    CHECK(r->reduce[0] == sum && r->reduce[1] == cnt, "reduce %d %d, expected %d %d", r->reduce[0], r->reduce[1],
+          sum, cnt);
+  } else {
+    CHECK(r->reduce[0] == -1 && r->reduce[1] == -1, "reduce output touched off the root");
+  }
+  for (int j = 0; j < MAXR; ++j) {
+    int want = side == 0 && me == 0 && j < nr && live(rw[j]) ? rw[j] * 100 : -1;
+    CHECK(r->gather[j] == want, "gather[%d] = %d, expected %d", j, r->gather[j], want);
+    want = j < nr && live(rw[j]) ? rw[j] * 7 : -1;
+    CHECK(r->allgather[j] == want, "allgather[%d] = %d, expected %d", j, r->allgather[j], want);
+    want = j < nr && live(rw[j]) ? rw[j] * 1000 + me : -1;
+    CHECK(r->alltoall[j] == want, "alltoall[%d] = %d, expected %d", j, r->alltoall[j], want);
+  }
+  int want = side == 0 && live(last1) ? 500 + me : -1;
+  CHECK(r->scatter == want, "scatter %d, expected %d", r->scatter, want);
+  want = me < nr && live(rw[me]) ? rw[me] : -1;
+  CHECK(r->p2p == want, "sendrecv got %d, expected %d", r->p2p, want);
+  /* merged: side 0's survivors, then side 1's */
+  int pos = 0, n = 0, mine = -1;
+  for (int s = 0; s < 2; ++s)
+    for (int w = s; w < wsize; w += 2)
+      if (live(w)) {
+        if (w == wrank) mine = pos;
+        ++pos, ++n;
+      }
+  CHECK(r->merged_rank == mine && r->merged_size == n && r->merged_sum == n, "merged rank %d size %d sum %d, expected %d %d",
+        r->merged_rank, r->merged_size, r->merged_sum, mine, n);
+}
+
+static MPI_Comm make(int raw) {
+  MPI_Comm local, ic;
+  CHECK(CALL(raw, MPI_Comm_split, MPI_COMM_WORLD, side, wrank, &local) == MPI_SUCCESS, "split");
+  int remote_leader = 1 - side; /* the other side's lowest live world rank */
+  while (!live(remote_leader)) remote_leader += 2;
+  int leader = 0; /* of the split: already over the survivors */
+  CHECK(CALL(raw, MPI_Intercomm_create, local, leader, MPI_COMM_WORLD, remote_leader, 7, &ic) == MPI_SUCCESS,
+        "intercomm_create");
+  CHECK(ic != MPI_COMM_NULL, "no intercommunicator");
+  CALL(raw, MPI_Comm_free, &local);
+  return ic;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+  MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+  side = wrank % 2;
+  const char *mode = argc > 1 ? argv[1] : "equiv";
+  unsigned victims = argc > 2 ? parse_ranks(argv[2]) : 0;
+  struct results ours, raw;
+  if (!strcmp(mode, "equiv")) {
+    MPI_Comm ic = make(0), ric = make(1);
+    battery(ic, 0, &ours);
+    battery(ric, 1, &raw);
+    CHECK(!memcmp(&ours, &raw, sizeof ours), "results differ from raw MPI's");
+    check(ic, &ours, 0, 0);
+    MPI_Comm_free(&ic);
+    PMPI_Comm_free(&ric);
+  } else if (!strcmp(mode, "created") || !strcmp(mode, "create_during")) {
+    dead = victims;
+    if (!strcmp(mode, "created") && (victims & (1u << wrank))) raise(SIGKILL);
+    MPI_Comm ic = make(0);
+    battery(ic, 0, &ours);
+    check(ic, &ours, victims, 0);
+    MPI_Comm_free(&ic);
+  } else if (!strcmp(mode, "before") || !strcmp(mode, "during")) {
+    MPI_Comm ic = make(0);
+    dead = victims;
+    if (!strcmp(mode, "before") && (victims & (1u << wrank))) raise(SIGKILL);
+    battery(ic, 0, &ours);
+    CHECK(!(victims & (1u << wrank)), "a victim is still alive");
+    check(ic, &ours, 0, !strcmp(mode, "during"));
+    CHECK(MPI_Comm_disconnect(&ic) == MPI_SUCCESS && ic == MPI_COMM_NULL, "disconnect");
+  } else {
+    CHECK(0, "unknown mode %s", mode);
+  }
+  TEST_PASS("%s", mode);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,33 @@
+// Intercommunicators (wrap/intercomm.cpp): the collectives that the generated entry points (wrap/coll.cpp)
+// hand over when the program's communicator is an intercommunicator cohort made.
+//
+// Each overload answers for the calls of one parameter list: it returns false (and leaves *rc alone)
+// when comm is not an intercommunicator cohort made, or when `id` is not one of the collectives cohort
+// runs over intercommunicators (Barrier, Bcast, Allreduce, Reduce, Gather, Scatter, Allgather,
+// Alltoall); the entry point then passes the call through to PMPI. Otherwise it runs the call and
+// returns true with the call's result in *rc. Collectives on one intercommunicator are serialised by the
+// program, as MPI requires; calls on different ones may run on different threads.
+#pragma once
+#include <mpi.h>
+
+#include "wrap/calls.h"
+
+namespace cohort::wrap::inter {
+
+bool collective(CallId id, int *rc, MPI_Comm comm);
+bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm);
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, MPI_Comm comm);
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+/// Every other parameter list: not a collective cohort runs over an intercommunicator.
+template <typename... T>
+bool collective(CallId, int *, T...) {
+  return false;
+}
+
+}  // namespace cohort::wrap::inter

@@ -21,7 +21,7 @@ bool parse_hierarchy(const char *text, HierarchySpec *spec, std::string *error) 
     spec->k = static_cast<int>(k);
     return true;
   }
-  *error = std::string("COHORT_HIERARCHY='") + text + "' is invalid (expected off, host or a group size K >= 2)";
+  *error = std::string("invalid COHORT_HIERARCHY='") + text + "' (expected off, host or a local group size K >= 2)";
   return false;
 }
 

@@ -106,7 +106,7 @@ void unpack(const std::vector<char> &e, void *buf, int count, MPI_Datatype type,
 void read_setting() {
   std::string error;
   if (!topology::parse_hierarchy(std::getenv("COHORT_HIERARCHY"), &g_spec, &error)) {
-    log::fatal(2, "MPI_Init: %s", error.c_str());
+    log::fatal(2, "%s", error.c_str());
   }
 }
 

@@ -22,8 +22,8 @@ echo "kind,hierarchy,np,what,value1,value2,value3" >"$csv"
 launch() {  # launch <hierarchy> args...
   local h=$1
   shift
-  COHORT_HIERARCHY=$h COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500 flock /tmp/cohort-ranks.lock timeout 120 \
-    "$root/scripts/cohort-run" --mpi openmpi --timeout 100 -n "$np" -- "$bin" "$@" 2>/dev/null | grep '^csv,' || true
+  COHORT_HIERARCHY=$h COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500 flock /tmp/cohort-ranks.lock timeout 40 \
+    "$root/scripts/cohort-run" --mpi openmpi --timeout 30 -n "$np" -- "$bin" "$@" 2>/dev/null | grep '^csv,' || true
 }
 for run in $(seq "$runs"); do
   for h in off $k; do

@@ -17,6 +17,7 @@
 
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
+#include "wrap/hierarchy.hpp"
 #include "wrap/nbc.hpp"
 
 namespace cohort::wrap {
@@ -185,6 +186,7 @@ int barrier(Alias &alias) {
 namespace coll {
 
 int post_MPI_Barrier(Alias &alias, const CallDesc &call, MPI_Comm) {
+  if (call.request == nullptr && hierarchy::applies(alias, MPI_BOR)) return hierarchy::barrier();
   if (call.request == nullptr) return barrier(alias);
   Launch launch(call);
   return launch.run(alias, [](const Substitute &s, int, MPI_Request *req) { return PMPI_Ibarrier(s.comm, req); });
@@ -209,6 +211,9 @@ int post_MPI_Reduce(Alias &alias, const CallDesc &call, const void *sendbuf, voi
 
 int post_MPI_Allreduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype type, MPI_Op op, MPI_Comm) {
+  if (call.request == nullptr && hierarchy::applies(alias, op)) {
+    return hierarchy::allreduce(sendbuf, recvbuf, count, type, op);
+  }
   Launch launch(call);
   PostState &x = launch.state();
   const void *in = x.input(sendbuf, recvbuf, count, type);

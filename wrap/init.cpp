@@ -19,6 +19,7 @@
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
+#include "wrap/hierarchy.hpp"
 #include "wrap/policy.hpp"
 #include "wrap/request.hpp"
 #include "wrap/ulfm_api.hpp"
@@ -46,6 +47,7 @@ void check_settings(int rank) {
   check_policy_variables(per_call);
   p2p::send_retries();
   ulfm::read_setting();
+  hierarchy::read_setting();
   if (rank != 0) return;
   std::vector<std::string> names;
   for (char **e = environ; *e != nullptr; ++e) {
@@ -83,6 +85,7 @@ int init_common(int *argc, char ***argv, int *provided) {
   inject::hold(true);
   repair::init();
   register_world();
+  hierarchy::init();
   inject::hold(false);
   if (detector::running()) watchdog::start(detector::timeout_ms());
   if (provided != nullptr) *provided = got;

@@ -51,6 +51,13 @@ typedef void (*cohort_failure_callback)(int world_rank, void *ctx);
  *  callback is NULL. */
 int cohort_on_failure(cohort_failure_callback callback, void *ctx);
 
+/** Legio's hierarchy (COHORT_HIERARCHY=host|K), for tests and diagnostics: on this rank, the repairs
+ *  (shrinks) of its local communicator and of the POV communicators it is a member of so far, its local
+ *  group (0-based, in the order of each group's lowest rank), and its group's current master (the lowest
+ *  MPI_COMM_WORLD rank among the agreed survivors of the local communicator). Any pointer may be NULL.
+ *  Returns 1, or 0 when the hierarchy is off (outputs untouched). */
+int cohort_hierarchy_state(int *local_repairs, int *pov_repairs, int *group, int *master);
+
 /** The MPI error class of what calls return under the `error` policy when the rank that matters is dead:
  *  MPIX_ERR_PROC_FAILED where mpi.h defines it, otherwise a class registered at MPI_Init. Test a return
  *  code with MPI_Error_class(rc, &cls) and compare cls (where the class is registered, calls return an

@@ -233,9 +233,6 @@ int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op
 // NOTE: Open MPI 5 frees a request that MPI_Test failed, but not those that MPI_Testall reports failed in
 // their statuses: the handle alone does not tell a failed request from a suspended one; the class does.
 bool mpi_reported_dead(int *rc, MPI_Request *req, Op &op) {
-  // NOTE: a request cohort did not start (a nonblocking collective's, completed by wrap/nbc with its
-  // policy's code) keeps MPI's code: it is the program's, not a dead peer's.
-  if (op.dir == Dir::none) return false;
   if (repair::error_kind(*rc) != repair::ErrorKind::proc_failed) return false;
   if (*req != MPI_REQUEST_NULL) {
     if (repair::failure_pending(*rc)) {
@@ -389,7 +386,9 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
     // NOTE: a short spin without the watch first (most small-message completions come within it); it
     // stops as soon as the detector learns of any failure, and the watch below then judges the peer.
     if (spin(req, st, &rc)) return rc;
-    if (op.dir == Dir::none && rc != MPI_SUCCESS) return rc;  // (see mpi_reported_dead)
+    // NOTE: a request cohort did not start (a nonblocking collective's, completed by wrap/nbc with its
+    // policy's code) keeps MPI's code: it is the program's, not a dead peer's.
+    if (op.dir == Dir::none && rc != MPI_SUCCESS) return rc;
     if (*req == MPI_REQUEST_NULL && rc != MPI_SUCCESS) op.stage = Stage::not_posted;
     Watch watch = watch_for([&op] { return dead(op) || interruption(op).has_value(); });
     if (ulfm::active(op.comm)) watch.revocable = op.comm;

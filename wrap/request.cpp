@@ -386,6 +386,9 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
     // NOTE: a short spin without the watch first (most small-message completions come within it); it
     // stops as soon as the detector learns of any failure, and the watch below then judges the peer.
     if (spin(req, st, &rc)) return rc;
+    // NOTE: a request cohort did not start (a nonblocking collective's, completed by wrap/nbc with its
+    // policy's code) keeps MPI's code: it is the program's, not a dead peer's.
+    if (op.dir == Dir::none && rc != MPI_SUCCESS) return rc;
     if (*req == MPI_REQUEST_NULL && rc != MPI_SUCCESS) op.stage = Stage::not_posted;
     Watch watch = watch_for([&op] { return dead(op) || interruption(op).has_value(); });
     if (ulfm::active(op.comm)) watch.revocable = op.comm;

@@ -181,7 +181,13 @@ int raise(MPI_Comm comm, Failure f, const char *call) {
 
 }  // namespace cohort::wrap::ulfm
 
-extern "C" void cohort_ulfm_api_select(void) { cohort::wrap::ulfm::select_all(); }
+// NOTE: the ulfm build leaves MPIX_* and their errors to the MPI (as it ignores COHORT_ULFM_API): nothing
+// to select.
+extern "C" void cohort_ulfm_api_select(void) {
+#if !defined(COHORT_USE_ULFM)
+  cohort::wrap::ulfm::select_all();
+#endif
+}
 extern "C" int cohort_err_proc_failed_pending(void) { return cohort::wrap::err_proc_failed_pending(); }
 extern "C" int cohort_err_revoked(void) { return cohort::wrap::err_revoked(); }
 

@@ -11,7 +11,8 @@
  * COHORT_ULFM_API=off overrides it): operations
  * that need a dead rank return MPIX_ERR_PROC_FAILED instead of completing over the survivors (README,
  * "ULFM's API without ULFM"). Where the MPI has ULFM itself (Open MPI 5 built --with-ft=ulfm) this header
- * is the MPI's <mpi-ext.h> and nothing else.
+ * is the MPI's <mpi-ext.h> plus that selection (for cohort's heartbeat build, whose MPIX_* are cohort's;
+ * the ulfm build and a program without cohort ignore it).
  *
  * MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING, MPIX_ERR_REVOKED: error classes. MPICH's mpi.h
  * defines them; elsewhere they are classes that cohort registers at MPI_Init (the same class as
@@ -69,5 +70,19 @@ __attribute__((constructor, used)) static void cohort_ulfm_api_select_at_load_(v
 #ifdef __cplusplus
 }
 #endif
-#endif /* no native ULFM */
+#elif !defined(COHORT_ULFM_API_NO_SELECT)
+/* NOTE: the MPI has ULFM (Open MPI 5), but a program linked with cohort's heartbeat build gets cohort's
+ * MPIX_* all the same (--wrap), and so needs the same selection as above. Weak: a program built natively,
+ * without cohort, has no cohort_ulfm_api_select and runs on the MPI's ULFM alone. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+void cohort_ulfm_api_select(void) __attribute__((weak));
+__attribute__((constructor, used)) static void cohort_ulfm_api_select_at_load_(void) {
+  if (cohort_ulfm_api_select) cohort_ulfm_api_select();
+}
+#ifdef __cplusplus
+}
+#endif
+#endif /* native ULFM or not */
 #endif /* COHORT_MPI_EXT_H */

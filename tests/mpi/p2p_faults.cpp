@@ -212,7 +212,17 @@ void dead_peer() {
   MPI_Request early = MPI_REQUEST_NULL;
   if (g_rank == 0) MPI_Isend(big.data(), 1 << 20, MPI_INT, 1, 4, MPI_COMM_WORLD, &early);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (g_rank == 1) die();
+  // NOTE: rank 1 dies once every other rank has left the barrier (a token from each). Dying as soon as its
+  // own barrier returned could cut the barrier's last messages to a rank still in it (seen on Open MPI 5):
+  // that rank then repairs the barrier, which the others join only at their next collective, while they
+  // wait on it in live_ring's point-to-point (README, "Transparent mode").
+  int token = 0;
+  if (g_rank == 1) {
+    for (int r = 0; r < g_size; ++r)
+      if (r != 1) MPI_Recv(&token, 1, MPI_INT, r, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    die();
+  }
+  MPI_Send(&token, 1, MPI_INT, 1, 3, MPI_COMM_WORLD);
   if (g_rank == 0) {
     bool ss = send_skips(), rs = recv_skips();
     std::vector<int> buf(8, -5);

@@ -110,13 +110,7 @@ foreach(call IN LISTS COHORT_ROOTED_SKIP_CALLS)
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=1 expect=skip before:1 none)
 endforeach()
 foreach(call IN LISTS COHORT_ROOTED_CALLS)
-  # ulfm_todo: under the ulfm backend the error of a nonblocking call's dead root reaches MPI_Wait as a
-  # dead point-to-point peer's (policy abort) instead of the call's error.
-  set(_dre_labels)
-  if(call IN_LIST COHORT_NONBLOCKING_CALLS)
-    set(_dre_labels LABELS ulfm_todo)
-  endif()
-  cohort_mpi_test(wrap.fault.${call}.dead_root_error PART wrap NP 4 TIMEOUT 60 PASS 3 ${_dre_labels}
+  cohort_mpi_test(wrap.fault.${call}.dead_root_error PART wrap NP 4 TIMEOUT 60 PASS 3
     ENV ${_wrap_hb} COHORT_ON_DEAD_ROOT=error COMMAND ${_wf} ${call} root=1 expect=error before:1)
 endforeach()
 cohort_mpi_test(wrap.fault.bcast.dead_root_skip_per_call PART wrap NP 4 TIMEOUT 60 PASS 3

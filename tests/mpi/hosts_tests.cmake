@@ -5,7 +5,7 @@
 # when a proxy's control connection closes, and ends the job (README, "Running on a cluster").
 # Only Open MPI 4.1 and MPICH: the bed's agent stands in for ssh, not for PRRTE's launcher (Open MPI 5).
 execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiexec_version ERROR_QUIET)
-if(COHORT_MPI_NAME STREQUAL "openmpi" AND NOT _mpiexec_version MATCHES "Open MPI\\) 4\\.")
+if(COHORT_MPI_NAME STREQUAL "openmpi" AND NOT _mpiexec_version MATCHES "(Open MPI|OpenRTE)\\) 4\\.")
   return()
 endif()
 set(_pi $<TARGET_FILE:montecarlo_pi>)

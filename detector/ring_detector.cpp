@@ -33,6 +33,7 @@ const char *how_name(How how) {
     case How::alone: return "alone after a stall";
     case How::reported: return "reported by MPI";
     case How::exited: return "process exited";
+    case How::minority: return "minority side of a partition";
   }
   return "?";
 }
@@ -46,6 +47,9 @@ std::uint64_t digest_of(const std::vector<int> &ranks) {
 RingDetector::RingDetector(Config config, Time now, Output *out)
     : cfg_(std::move(config)), me_pos_(pos_of(cfg_.rank)), live_(cfg_.ring->size()) {
   last_tick_ = now;
+  const auto &h = cfg_.host;
+  multi_host_ = h && h->size() == static_cast<size_t>(cfg_.ring->size()) &&
+                std::any_of(h->begin(), h->end(), [&](int x) { return x != h->front(); });
   retarget(now, out);
 }
 
@@ -61,6 +65,12 @@ void RingDetector::tick(Time now, Output *out) {
     next_hb_ = now;
   }
   last_tick_ = now;
+  Time quiet = cfg_.quiet > 0 ? cfg_.quiet : 2 * cfg_.timeout;
+  if (!unsettled_.empty() && now - last_unsettled_ >= quiet) {
+    // NOTE: quiet since the last failure of another host's rank: the view is what this rank reaches now.
+    for (int r : unsettled_) sorted_insert(&view_out_, r);
+    unsettled_.clear();
+  }
   while (emitter_ >= 0 && now >= deadline_ && !stopped()) {
     learn(emitter_, How::suspected, cfg_.rank, 0, now - last_heard_, now, out);
   }
@@ -220,6 +230,13 @@ void RingDetector::learn(int rank, How how, int from, int hops, Time silent, Tim
     return;
   }
   failed_order_.push_back(rank);
+  if (partition_rule() && (*cfg_.host)[rank] != (*cfg_.host)[cfg_.rank] && !sorted_has(view_out_, rank)) {
+    unsettled_.push_back(rank);
+    last_unsettled_ = now;
+    if (check_quorum(now, out)) return;
+  } else {
+    leave_view(rank);
+  }
   digest_ += mix(static_cast<std::uint64_t>(rank));
   live_.remove(pos_of(rank));
   out->events.push_back({Event::rank_failed, rank, how, from, how == How::notice ? hops : 0, silent});
@@ -227,9 +244,37 @@ void RingDetector::learn(int rank, How how, int from, int hops, Time silent, Tim
   retarget(now, out);
 }
 
+bool RingDetector::partition_rule() const { return multi_host_; }
+
+void RingDetector::leave_view(int rank) {
+  auto it = std::find(unsettled_.begin(), unsettled_.end(), rank);
+  if (it != unsettled_.end()) unsettled_.erase(it);
+  sorted_insert(&view_out_, rank);
+}
+
+// The partition rule (see the header): true when this rank fenced itself.
+bool RingDetector::check_quorum(Time now, Output *out) {
+  (void)now;
+  int view = view_size(), reached = view_reached();
+  if (2 * reached > view) return false;
+  if (2 * reached == view) {
+    int lowest = 0;  // the view's lowest rank: view_out_ is sorted
+    for (int r : view_out_) {
+      if (r != lowest) break;
+      ++lowest;
+    }
+    if (std::find(unsettled_.begin(), unsettled_.end(), lowest) == unsettled_.end()) return false;
+  }
+  fenced_ = true;
+  out->events.push_back({Event::self_fenced, cfg_.rank, How::minority, cfg_.rank, 0,
+                         (static_cast<Time>(reached) << 32) + view});
+  return true;
+}
+
 void RingDetector::mark_left(int rank, Time now, Output *out) {
   if (rank < 0 || rank >= cfg_.ring->size() || rank == cfg_.rank || is_failed(rank)) return;
   if (!sorted_insert(&left_sorted_, rank)) return;
+  leave_view(rank);
   live_.remove(pos_of(rank));
   retarget(now, out);
 }

@@ -30,6 +30,17 @@
 //    have been declared dead while nobody was left to tell it (the survivors finished and exited). If it
 //    then finds every other rank failed or departed, it fences itself (event self_fenced, how alone)
 //    instead of carrying on alone: it cannot tell "everyone else died" from "everyone else dropped me".
+//  - Partitions (a multi-host ring only, Config::host): a rank that loses contact with more than half of
+//    its *view* fences itself (event self_fenced, how minority), so that at most one side of a network
+//    partition carries on. The view is the set of ranks live at the last quiet moment: failures of ranks on
+//    this rank's own host (no partition can part a host from itself) and departures leave it at once;
+//    failures of other hosts' ranks leave it only after `quiet` without another such failure. A rank
+//    fences when the view's ranks it still reaches are fewer than half of the view, or exactly half
+//    without the view's lowest rank (equal sides: the side of the lowest rank carries on). The rule of
+//    dynamic-quorum replicated systems (Jajodia and Mutchler, "Dynamic voting algorithms for maintaining
+//    the consistency of a replicated database", ACM TODS 15(2), 1990: majority of the last view, a
+//    distinguished site breaking ties). Its price: a whole host that truly died with half of the view
+//    and the lowest rank stops the other half too.
 //  - Process exit: where the runtime can watch its emitter's process (same host: Linux pidfd), it reports
 //    the exit (on_emitter_exited) and the emitter is suspected at once, without waiting for the timeout;
 //    the notice, re-targeting and fencing are those of a suspicion. Heartbeats still run: they cover
@@ -56,6 +67,10 @@ struct Config {
   Time grace = 100000;                           ///< extra time granted to a new emitter, µs
   topology::Bcast bcast = topology::Bcast::chord;
   bool resync = true;                            ///< digest anti-entropy on heartbeats
+  /// Host index per rank (topology::host_indices; shape: host[rank]). Null or a single host: no partition
+  /// rule (a host cannot be partitioned from itself).
+  std::shared_ptr<const std::vector<int>> host;
+  Time quiet = 0;                                ///< partition rule: silence before the view shrinks, µs (0: 2 * timeout)
 };
 
 enum class MsgType : std::int32_t { heartbeat = 1, notice = 2, sync = 3, emit_request = 4, leaving = 5 };
@@ -78,7 +93,8 @@ struct Outgoing {
 
 /// How a rank learned of a failure.
 // reported: by MPI (ULFM); exited: this rank saw its emitter's process exit (on_emitter_exited)
-enum class How { suspected, notice, sync, emit_request, declared, alone, reported, exited };
+// minority: this rank's side of a partition holds less than half of the view (or half, without its lowest rank)
+enum class How { suspected, notice, sync, emit_request, declared, alone, reported, exited, minority };
 const char *how_name(How how);
 
 struct Event {
@@ -87,7 +103,8 @@ struct Event {
   How how;        ///< how this rank learned it
   int from;       ///< the rank whose message told it (suspected/declared: this rank)
   int hops;       ///< notice: the notice's hop count; otherwise 0
-  Time silent;    ///< suspected, exited: µs since the emitter was last heard; alone: the longest stall, µs; otherwise 0
+  Time silent;    ///< suspected, exited: µs since the emitter was last heard; alone: the longest stall, µs;
+                  ///< minority: (ranks of the view still reached) * 2^32 + (ranks in the view); otherwise 0
 };
 
 /// What one call produced; callers append-and-drain (the machine only appends).
@@ -134,6 +151,9 @@ class RingDetector {
   int emitter() const { return emitter_; }
   int observer() const { return observer_; }
   int live() const { return live_.live(); }
+  /// Partition rule: ranks in the view (see the protocol notes), and those of them this rank still reaches.
+  int view_size() const { return cfg_.ring->size() - static_cast<int>(view_out_.size()); }
+  int view_reached() const { return view_size() - static_cast<int>(unsettled_.size()); }
   std::uint64_t digest() const { return digest_; }
   const Config &config() const { return cfg_; }
 
@@ -148,6 +168,9 @@ class RingDetector {
   void send_sync(int to, bool reply, Output *out);
   void send_emit_request(Time now, Output *out);
   void fence(int from, How how, Output *out);
+  bool partition_rule() const;
+  void leave_view(int rank);
+  bool check_quorum(Time now, Output *out);
   bool contains_failed(const std::vector<int> &sorted, int rank) const;
 
   Config cfg_;
@@ -163,6 +186,12 @@ class RingDetector {
   int mismatch_from_ = -1, mismatch_streak_ = 0;
   bool fenced_ = false, stopped_ = false;
   Time longest_stall_ = 0;  // the longest gap between two ticks (this rank not running), µs
+  // Partition rule: ranks out of the view (sorted), and failures of other hosts' ranks not yet settled
+  // into it (since the last quiet moment, the latest at last_unsettled_).
+  bool multi_host_ = false;  // Config::host names more than one host
+  std::vector<int> view_out_;
+  std::vector<int> unsettled_;
+  Time last_unsettled_ = 0;
   // bcast_offsets for the current live count (recomputed when it changes).
   int offsets_live_ = -1;
   std::vector<int> offsets_;

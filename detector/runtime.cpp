@@ -147,6 +147,13 @@ void Runtime::publish(const std::vector<Event> &events) {
                  "dead or gone: the survivors most likely declared it failed; exiting with code %d",
                  static_cast<long long>(e.silent / 1000), settings.timeout_ms, COHORT_EXIT_FENCED);
     }
+    if (e.kind == Event::self_fenced && e.how == How::minority) {
+      run_status::put("fenced", rank, "minority side of a partition");
+      log::fatal(COHORT_EXIT_FENCED,
+                 "fenced: this rank reaches %lld of the %lld ranks of its last view (other hosts silent for the "
+                 "timeout): it is on the minority side of a partition, which stops; exiting with code %d",
+                 static_cast<long long>(e.silent >> 32), static_cast<long long>(e.silent & 0xffffffff), COHORT_EXIT_FENCED);
+    }
     if (e.kind == Event::self_fenced) {
       run_status::put("fenced", rank, std::string("a message from rank ") + std::to_string(e.from) + " (" + how_name(e.how) + ")");
       log::fatal(COHORT_EXIT_FENCED,
@@ -514,6 +521,7 @@ void start(bool thread_multiple) {
     c.timeout = g.settings.timeout_ms * 1000;
     c.grace = g.settings.grace_ms * 1000;
     c.bcast = g.settings.bcast;
+    c.host = std::make_shared<const std::vector<int>>(g.host_of);
     Output out;
     g.sm = std::make_unique<RingDetector>(c, monotonic_us(), &out);
     g.side_out = std::move(out);

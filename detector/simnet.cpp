@@ -6,7 +6,8 @@ namespace cohort::detector {
 
 SimNet::SimNet(SimConfig config)
     : cfg_(std::move(config)),
-      ring_(std::make_shared<topology::Ring>(cfg_.n, cfg_.shuffle, cfg_.ring_seed)),
+      ring_(cfg_.host.empty() ? std::make_shared<topology::Ring>(cfg_.n, cfg_.shuffle, cfg_.ring_seed)
+                              : std::make_shared<topology::Ring>(cfg_.host, cfg_.shuffle, cfg_.ring_seed)),
       state_(static_cast<size_t>(cfg_.n), State::running),
       exited_(static_cast<size_t>(cfg_.n), false),
       held_(static_cast<size_t>(cfg_.n)),
@@ -15,6 +16,7 @@ SimNet::SimNet(SimConfig config)
   learned.resize(static_cast<size_t>(cfg_.n));
   fenced_at.assign(static_cast<size_t>(cfg_.n), -1);
   nodes_.reserve(static_cast<size_t>(cfg_.n));
+  auto hosts = std::make_shared<const std::vector<int>>(cfg_.host);
   for (int r = 0; r < cfg_.n; ++r) {
     Config c;
     c.rank = r;
@@ -24,6 +26,7 @@ SimNet::SimNet(SimConfig config)
     c.grace = cfg_.grace;
     c.bcast = cfg_.bcast;
     c.resync = cfg_.resync;
+    if (!cfg_.host.empty()) c.host = hosts;
     out_.clear();
     nodes_.push_back(std::make_unique<RingDetector>(c, 0, &out_));
     absorb(r, out_);

@@ -25,6 +25,9 @@ struct SimConfig {
   /// Each observer watches its emitter's process (the runtime's pidfd): a crash() is reported to the
   /// observer at its next tick (on_emitter_exited). kill() stays unseen (a lost host).
   bool watch_exits = false;
+  /// Host index per rank (shape: host[rank]); empty: one host. With several hosts the ring is grouped by
+  /// host (topology::Ring(host, shuffle, ring_seed)) and the partition rule applies (Config::host).
+  std::vector<int> host;
   Time tick = 1000;  ///< µs between ticks of each rank; 0: tick each rank only at its next_wakeup()
   std::uint64_t rng_seed = 42;
   /// Latency of one message, µs (default: 50 µs fixed).

@@ -1,0 +1,124 @@
+// The partition rule of the RingDetector (ring_detector.hpp, "Partitions"): on a multi-host ring the side of
+// a network partition that holds less than half of the last view fences itself; with equal sides the side
+// of the view's lowest rank carries on; lost hosts shrink the view after a quiet time. SimNet, no MPI.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "detector/simnet.hpp"
+
+using namespace cohort::detector;
+
+namespace {
+
+constexpr Time kMs = 1000;
+constexpr Time kPeriod = 100 * kMs, kTimeout = 1000 * kMs, kGrace = 100 * kMs;
+
+// n ranks in blocks of `per_host` per host (ranks 0.. on host 0), as `cohort-run --hosts` places them.
+SimConfig hosts(int n, int per_host) {
+  SimConfig c;
+  c.n = n;
+  c.period = kPeriod;
+  c.timeout = kTimeout;
+  c.grace = kGrace;
+  c.tick = 1 * kMs;
+  c.watch_exits = true;
+  for (int r = 0; r < n; ++r) c.host.push_back(r / per_host);
+  return c;
+}
+
+// Cuts the network between the ranks of `cut` and the others (both ways), as a link taken down.
+void partition(SimNet &net, std::set<int> cut) {
+  net.filter = [cut](int from, const Outgoing &o) { return cut.count(from) == cut.count(o.to) ? 1 : 0; };
+}
+
+// Runs until every rank of `fenced` is fenced and every other rank knows exactly `fenced` as failed.
+bool settles(SimNet &net, const std::vector<int> &fenced, Time limit) {
+  return net.run_until(
+      [&] {
+        for (int r : fenced)
+          if (!net.fenced(r)) return false;
+        return net.all_survivors_know_exactly(fenced);
+      },
+      net.now() + limit);
+}
+
+void expect_fenced_exactly(SimNet &net, const std::set<int> &fenced) {
+  for (int r = 0; r < net.size(); ++r) EXPECT_EQ(net.fenced(r), fenced.count(r) == 1) << "rank " << r;
+}
+
+}  // namespace
+
+TEST(DetectorPartition, MinorityHostFencesItselfAndTheMajorityCarriesOn) {
+  SimNet net(hosts(8, 2));
+  net.run_until(2 * kTimeout);
+  partition(net, {6, 7});  // host 3 cut off: 2 of 8 against 6 of 8
+  ASSERT_TRUE(settles(net, {6, 7}, 20 * kTimeout));
+  expect_fenced_exactly(net, {6, 7});
+  net.run_until(net.now() + 3 * kTimeout);
+  EXPECT_EQ(net.node(0).view_size(), 6);  // settled after 2 x timeout of quiet
+  EXPECT_EQ(net.node(0).view_reached(), 6);
+  expect_fenced_exactly(net, {6, 7});
+}
+
+TEST(DetectorPartition, EqualSidesTheSideOfTheLowestRankCarriesOn) {
+  SimNet net(hosts(4, 2));
+  net.run_until(2 * kTimeout);
+  partition(net, {0, 1});  // either host's link down parts 2 of 4 from 2 of 4
+  ASSERT_TRUE(settles(net, {2, 3}, 20 * kTimeout));
+  expect_fenced_exactly(net, {2, 3});
+}
+
+TEST(DetectorPartition, LostHostFencesNobody) {
+  SimNet net(hosts(8, 2));
+  net.run_until(2 * kTimeout);
+  for (int r : {4, 5}) net.kill(r);  // the host vanished: no process exit to see
+  ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({4, 5}); }, net.now() + 10 * kTimeout));
+  expect_fenced_exactly(net, {});
+}
+
+TEST(DetectorPartition, TwoHostsLostOneAfterTheOtherShrinkTheView) {
+  // Hosts 0 and 1 (ranks 0-3) together are half of the view without its lowest rank: at once, the other
+  // half stops. One after the other, with quiet in between, the view shrinks to 6 and 4 of 6 carry on.
+  {
+    SimNet net(hosts(8, 2));
+    net.run_until(2 * kTimeout);
+    for (int r : {0, 1, 2, 3}) net.kill(r);
+    net.run_until(net.now() + 20 * kTimeout);
+    for (int r : {4, 5, 6, 7}) EXPECT_TRUE(net.fenced(r)) << "rank " << r;
+  }
+  SimNet net(hosts(8, 2));
+  net.run_until(2 * kTimeout);
+  for (int r : {0, 1}) net.kill(r);
+  ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({0, 1}); }, net.now() + 10 * kTimeout));
+  net.run_until(net.now() + 3 * kTimeout);  // quiet: the view becomes ranks 2-7
+  EXPECT_EQ(net.node(4).view_size(), 6);
+  for (int r : {2, 3}) net.kill(r);
+  ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({0, 1, 2, 3}); }, net.now() + 10 * kTimeout));
+  net.run_until(net.now() + 3 * kTimeout);
+  for (int r : {4, 5, 6, 7}) EXPECT_FALSE(net.fenced(r)) << "rank " << r;
+  EXPECT_EQ(net.node(4).view_size(), 4);
+}
+
+TEST(DetectorPartition, CrashesOnOwnHostLeaveTheViewAtOnce) {
+  // 3 of the 4 ranks of host 0 crash: their host's survivor sees the exits (a host cannot be partitioned
+  // from itself), so it never counts them against its side.
+  SimNet net(hosts(8, 4));
+  net.run_until(2 * kTimeout);
+  for (int r : {0, 1, 2}) net.crash(r);
+  ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({0, 1, 2}); }, net.now() + 10 * kTimeout));
+  net.run_until(net.now() + 3 * kTimeout);
+  expect_fenced_exactly(net, {});
+  EXPECT_EQ(net.node(3).view_size(), 5);  // its own host's crashes: at once, no quiet needed
+}
+
+TEST(DetectorPartition, OneHostNeverAppliesTheRule) {
+  SimConfig c = hosts(4, 4);
+  c.watch_exits = false;
+  SimNet net(c);
+  net.run_until(2 * kTimeout);
+  for (int r : {0, 1, 2}) net.kill(r);
+  ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({0, 1, 2}); }, net.now() + 10 * kTimeout));
+  expect_fenced_exactly(net, {});
+}

@@ -227,8 +227,9 @@ int rma(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, F post) 
   int sub = sub_target(w, target);
   if (sub == kDeadTarget) return dead_target(w, handle, send, info(id).name, target);
   MPI_Win win = w.win;
-  if (sub == MPI_PROC_NULL) return post(sub, win);
-  return sync_call(w, target, [post, sub, win] { return post(sub, win); });
+  int rc = sub == MPI_PROC_NULL ? post(sub, win) : sync_call(w, target, [post, sub, win] { return post(sub, win); });
+  cohort::inject::point(posted_hook(id));
+  return rc;
 }
 
 // A completed generalized request, for MPI_Rput/MPI_Rget, which complete before they return.
@@ -392,7 +393,6 @@ extern "C" int __wrap_MPI_Put(const void *origin_addr, int origin_count, MPI_Dat
   int rc = rma(*w, win, CallId::MPI_Put, true, target_rank, [=](int sub, MPI_Win s) {
     return PMPI_Put(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count, target_datatype, s);
   });
-  cohort::inject::point(posted_hook(CallId::MPI_Put));
   return rc;
 }
 

@@ -19,8 +19,12 @@
 //     at the first fence): a fence flushes this rank's operations to each live target, the survivors
 //     confirm through the driver, then MPI_Win_sync. That is MPI's fence semantics among the survivors,
 //     and nothing of it waits on a dead rank: a flush whose target dies meanwhile is abandoned.
-//     After a shrink of the communicator, the next fence makes a new substitute window over the survivors
-//     (same memory; the old one is left to MPI).
+//   - NOTE: a deviation from the design (as for files): the window is not recreated over the
+//     survivors after a shrink. No MPI call of cohort's on it ever needs a dead member (fence is cohort's
+//     own, RMA never targets a dead rank), and recreating needs every survivor to switch at the same
+//     fence: the driver's confirmation lets a survivor return one call before it learns of a failure that
+//     others saw, so they would not agree on when (measured: a lost value under MPICH). The window made
+//     at creation stays; MPI_Win_free leaves it to MPI when a member died.
 //   - Lock, unlock, flush and MPI_Win_lock_all/unlock_all: MPI's calls, each abandonable
 //     (win::guarded); to a dead target they do nothing. MPI_Win_lock_all is taken with MPI_MODE_NOCHECK.
 //   - MPI_Rput and MPI_Rget complete before they return (the operation, then a guarded flush of its
@@ -55,7 +59,7 @@ struct WinRecord {
   MPI_Info info = MPI_INFO_NULL;      // a duplicate of the program's, for substitutes
   bool owns_memory = false;           // MPI_Win_allocate: cohort's MPI_Alloc_mem
   const Substitute *made_on = nullptr;  // the substitute communicator `win` was made on
-  MPI_Win win = MPI_WIN_NULL;         // the substitute window: where RMA goes
+  MPI_Win win = MPI_WIN_NULL;         // the substitute window (made once): where RMA goes
   bool fence_open = false;            // cohort's lock_all of a fence epoch is held on win
   bool lock_all = false;              // the program's MPI_Win_lock_all is held on win
   bool left_to_mpi = false;           // a guarded call on win was abandoned: never free it
@@ -141,7 +145,7 @@ int confirm(WinRecord &w, CallId id) {
   });
 }
 
-// Makes a substitute window over w's memory on the alias's current substitute (collective over the
+// Makes the substitute window over w's memory on the alias's current substitute (collective over the
 // survivors, after a confirmation).
 int make_window(WinRecord &w) {
   const Substitute &s = w.alias->current();
@@ -191,20 +195,6 @@ int fence(WinRecord &w, int assert) {
   rc = confirm(w, CallId::MPI_Win_fence);
   if (rc != MPI_SUCCESS) return rc;
   if (w.fence_open) PMPI_Win_sync(w.win);
-  if (&w.alias->current() != w.made_on) {
-    // NOTE: every survivor sees the same substitute once the confirmation returned, so all of them make
-    // the new window here together. The old one (a dead member, perhaps a helper inside it) stays to MPI.
-    bool was_open = w.fence_open;
-    w.fence_open = false;
-    w.left_to_mpi = true;
-    rc = make_window(w);
-    if (rc != MPI_SUCCESS) return rc;
-    w.left_to_mpi = false;
-    if (was_open) {
-      PMPI_Win_lock_all(MPI_MODE_NOCHECK, w.win);
-      w.fence_open = true;
-    }
-  }
   if ((assert & MPI_MODE_NOSUCCEED) != 0) return close_fence_epoch(w);
   if (!w.fence_open) {
     rc = PMPI_Win_lock_all(MPI_MODE_NOCHECK, w.win);

@@ -54,6 +54,19 @@ static inline unsigned parse_ranks(const char *s) {
     }                                                                                   \
   } while (0)
 
+/* One STEP argument of the fault tests: none | before:V[+V...] | during:V[+V...]. Sets the ranks killed
+ * right before the step (*before) and those that may die during it (*may); the rank in *before kills
+ * itself here. (Uses CHECK, below.) */
+#define PARSE_STEP(arg, rank, before, may)                                              \
+  do {                                                                                  \
+    *(before) = 0;                                                                      \
+    *(may) = 0;                                                                         \
+    if (!strncmp((arg), "before:", 7)) *(before) = parse_ranks((arg) + 7);              \
+    else if (!strncmp((arg), "during:", 7)) *(may) = parse_ranks((arg) + 7);            \
+    else CHECK(!strcmp((arg), "none"), "bad step '%s'", (arg));                         \
+    if ((*(before) >> (rank)) & 1) raise(SIGKILL);                                      \
+  } while (0)
+
 #define TEST_PASS(...)                                              \
   do {                                                              \
     char check_detail_[1024];                                       \

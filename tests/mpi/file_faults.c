@@ -235,11 +235,8 @@ int main(int argc, char **argv) {
   }
   for (int i = 3; i < argc; ++i, ++nsteps) {
     CHECK(nsteps < MAXSTEPS, "too many steps");
-    unsigned before = 0, may = 0;
-    if (!strncmp(argv[i], "before:", 7)) before = parse_ranks(argv[i] + 7);
-    else if (!strncmp(argv[i], "during:", 7)) may = parse_ranks(argv[i] + 7);
-    else CHECK(!strcmp(argv[i], "none"), "bad step '%s'", argv[i]);
-    if ((before >> rank) & 1) raise(SIGKILL);
+    unsigned before, may;
+    PARSE_STEP(argv[i], rank, &before, &may);
     dead |= before;
     dead_at[nsteps] = dead;
     may_at[nsteps] = may;

@@ -238,5 +238,5 @@ endif()
 # (heartbeat: under the ulfm backend MPI itself may return its failure error instead of hanging.)
 cohort_mpi_test(wrap.unwrapped_call_named PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS heartbeat ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=2,after_ms=500
-  EXPECT "^cohort\\[rank 0\\] warn: no progress through cohort for [0-9]+ ms since a rank failed: the program is inside MPI_Win_fence, which cohort does not wrap"
+  EXPECT "^cohort\\[rank 0\\] warn: no progress through cohort for [0-9]+ ms since a rank failed: the program is inside MPI_Win_create_dynamic, which cohort does not wrap"
   COMMAND $<TARGET_FILE:wrap_unwrapped> ${_unwrapped_wait})

@@ -1,6 +1,6 @@
 /* The unwrapped-call watchdog (issue 17, item 9). Rank 2 is killed by COHORT_INJECT_FAILURE (set by the
- * test). Rank 0 then calls MPI_Win_fence, a collective that cohort does not wrap, alone (rank 2 is dead,
- * the others never call it): it waits forever. cohort must log one line naming MPI_Win_fence (the test's
+ * test). Rank 0 then calls MPI_Win_create_dynamic, a collective that cohort does not wrap, alone (rank 2 is
+ * dead, the others never call it): it waits forever. cohort must log one line naming MPI_Win_create_dynamic (the test's
  * EXPECT). Ranks 1 and 3 wait
  * without MPI. After WAIT_S seconds every live rank prints PASS and exits (rank 0 from a second thread,
  * its main thread being stuck).
@@ -30,13 +30,12 @@ int main(int argc, char **argv) {
   CHECK(argc == 2 && size == 4, "usage: wrap_unwrapped WAIT_S (4 ranks)");
   wait_s = atoi(argv[1]);
   MPI_Win win;
-  MPI_Win_create(NULL, 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
   MPI_Barrier(MPI_COMM_WORLD);
   pthread_t t;
   pthread_create(&t, NULL, finish_later, NULL);
   if (rank == 0) {
-    MPI_Win_fence(0, win); /* the other ranks never join: blocks forever */
-    CHECK(0, "MPI_Win_fence returned");
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win); /* the other ranks never join: blocks forever */
+    CHECK(0, "MPI_Win_create_dynamic returned");
   }
   pthread_join(t, NULL);
   return 0;

@@ -1,0 +1,177 @@
+/* One-sided communication through cohort (issue 12): fault-free equivalence with the raw calls, and fence
+ * and lock epochs with ranks killed before and during them; every survivor checks its window.
+ *
+ *   win_faults equiv
+ *       the same RMA sequence (Win_allocate and Win_create; fence, lock, lock_all; Put, Get, Accumulate,
+ *       Get_accumulate, Fetch_and_op, Compare_and_swap, Rput, Rget) on MPI_COMM_WORLD (protected) and on a
+ *       communicator cohort did not create (raw MPI): the same window contents and results at every rank.
+ *   win_faults MODE STEP...
+ *     MODE   fence | lock, or fence_known | lock_known: the survivors pass an MPI_Barrier after a
+ *            "before" kill, so that they know the dead before their RMA calls
+ *     STEP   none | before:V[+V...] | during:V[+V...] (as tests/mpi/file_faults.c)
+ *
+ * At step s every live rank r puts V(s, r) = s * 1000 + r + 1 into slot s * size + r of every rank's window
+ * (a fence epoch, or lock/unlock per target) and adds it to the step's counter slot with MPI_Accumulate.
+ * After the step every survivor checks its own window: a survivor's value is there, a rank dead before the
+ * step left zero, a rank that died during the step left its value or zero (whole: one long), and the
+ * counter is the sum of the values that are there (no update lost or applied twice at a live target). */
+#include <mpi.h>
+#include <signal.h>
+#include <string.h>
+
+#include "check.h"
+
+#define MAXSTEPS 8
+
+static int rank, size;
+
+static long value(int s, int r) { return s * 1000L + r + 1; }
+
+/* ---- equivalence ---- */
+static void sequence(MPI_Comm comm, long *out, int nout) {
+  long *a = NULL, *b = NULL;
+  MPI_Win wa, wb;
+  int n = 4 * size;
+  CHECK(MPI_Win_allocate(n * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, comm, &a, &wa) == MPI_SUCCESS,
+        "Win_allocate");
+  CHECK(MPI_Alloc_mem(n * (MPI_Aint)sizeof(long), MPI_INFO_NULL, &b) == MPI_SUCCESS, "Alloc_mem");
+  for (int i = 0; i < n; ++i) a[i] = b[i] = 0;
+  CHECK(MPI_Win_create(b, n * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, comm, &wb) == MPI_SUCCESS,
+        "Win_create");
+  MPI_Group g;
+  int gs = 0;
+  MPI_Win_get_group(wa, &g);
+  MPI_Group_size(g, &gs);
+  MPI_Group_free(&g);
+  CHECK(gs == size, "Win_get_group: %d members", gs);
+  long v = 10 + rank, one = 1, got = -1, fetched = -1, swapped = -1;
+  MPI_Win_fence(0, wa);
+  for (int t = 0; t < size; ++t) {
+    MPI_Put(&v, 1, MPI_LONG, t, rank, 1, MPI_LONG, wa);
+    MPI_Accumulate(&v, 1, MPI_LONG, t, size, 1, MPI_LONG, MPI_SUM, wa);
+  }
+  MPI_Win_fence(0, wa);
+  MPI_Get(&got, 1, MPI_LONG, (rank + 1) % size, (rank + 2) % size, 1, MPI_LONG, wa);
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, wa);
+  /* NOTE: atomics to the next rank, never to oneself: Open MPI 4.1.4's osc/rdma crashes in a
+   * Compare_and_swap to its own window (mca_btl_vader_emu_acswap, raw MPI too). */
+  int next = (rank + 1) % size;
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, next, 0, wb);
+  MPI_Fetch_and_op(&one, &fetched, MPI_LONG, next, 0, MPI_SUM, wb);
+  MPI_Win_unlock(next, wb);
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, next, 0, wb);
+  long cmp = 0, nv = 100 + rank;
+  MPI_Compare_and_swap(&nv, &cmp, &swapped, MPI_LONG, next, 1, wb);
+  MPI_Win_unlock(next, wb);
+  MPI_Win_lock_all(0, wb);
+  long ga = -1, two = 2;
+  MPI_Get_accumulate(&two, 1, MPI_LONG, &ga, 1, MPI_LONG, (rank + 1) % size, 2 * size + rank, 1, MPI_LONG, MPI_SUM, wb);
+  MPI_Request rq[2];
+  long rv = 7 * rank + 1, rg = -1;
+  MPI_Rput(&rv, 1, MPI_LONG, (rank + 1) % size, 3 * size + rank, 1, MPI_LONG, wb, &rq[0]);
+  MPI_Win_flush_all(wb);
+  MPI_Rget(&rg, 1, MPI_LONG, (rank + 1) % size, 3 * size + rank, 1, MPI_LONG, wb, &rq[1]);
+  MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+  MPI_Win_unlock_all(wb);
+  MPI_Barrier(comm);
+  MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, wb);  /* a consistent view of my own memory */
+  MPI_Win_unlock(rank, wb);
+  int k = 0;
+  for (int i = 0; i < n && k < nout; ++i) out[k++] = a[i];
+  for (int i = 0; i < n && k < nout; ++i) out[k++] = b[i];
+  out[k++] = got;
+  out[k++] = ga;
+  out[k++] = rg;
+  CHECK(fetched == 0 && swapped == 0, "Fetch_and_op fetched %ld, Compare_and_swap found %ld", fetched, swapped);
+  MPI_Win_free(&wa);
+  MPI_Win_free(&wb);
+  MPI_Free_mem(b);
+}
+
+static void equiv(void) {
+  MPI_Comm raw;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &raw);
+  long x[256], y[256];
+  memset(x, 0, sizeof x);
+  memset(y, 0, sizeof y);
+  sequence(MPI_COMM_WORLD, x, 200);
+  sequence(raw, y, 200);
+  CHECK(!memcmp(x, y, sizeof x), "window contents differ from raw MPI");
+  CHECK(x[size] == 10L * size + (long)size * (size - 1) / 2, "accumulated %ld", x[size]);
+  TEST_PASS("one-sided calls equivalent to raw MPI (%d ranks)", size);
+}
+
+/* ---- faults ---- */
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(argc >= 2, "usage: win_faults equiv | MODE STEP...");
+  if (!strcmp(argv[1], "equiv")) {
+    equiv();
+    MPI_Finalize();
+    return 0;
+  }
+  int lock = !strncmp(argv[1], "lock", 4), known = strstr(argv[1], "_known") != NULL;
+  CHECK(lock || !strncmp(argv[1], "fence", 5), "bad mode '%s'", argv[1]);
+  int n = (MAXSTEPS + 1) * size;
+  long *w = NULL;
+  MPI_Win win;
+  CHECK(MPI_Win_allocate(n * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &w, &win) ==
+            MPI_SUCCESS, "Win_allocate");
+  long *const mine = w;
+  for (int i = 0; i < n; ++i) w[i] = 0;
+  if (!lock) MPI_Win_fence(0, win);
+  else MPI_Barrier(MPI_COMM_WORLD);
+  unsigned dead = 0;
+  int nsteps = 0;
+  for (int i = 2; i < argc; ++i, ++nsteps) {
+    CHECK(nsteps < MAXSTEPS, "too many steps");
+    unsigned before, may;
+    PARSE_STEP(argv[i], rank, &before, &may);
+    dead |= before;
+    if (known && before) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier");
+    int s = nsteps;
+    long v = value(s, rank);
+    for (int t = 0; t < size; ++t) {
+      if (lock) CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win) == MPI_SUCCESS, "lock %d", t);
+      CHECK(MPI_Put(&v, 1, MPI_LONG, t, s * size + rank, 1, MPI_LONG, win) == MPI_SUCCESS, "put to %d", t);
+      CHECK(MPI_Accumulate(&v, 1, MPI_LONG, t, MAXSTEPS * size + s, 1, MPI_LONG, MPI_SUM, win) == MPI_SUCCESS,
+            "accumulate to %d", t);
+      if (lock) CHECK(MPI_Win_unlock(t, win) == MPI_SUCCESS, "unlock %d", t);
+    }
+    if (lock) {
+      CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier");
+      MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);  /* my own memory, consistent */
+      MPI_Win_unlock(rank, win);
+    } else {
+      CHECK(MPI_Win_fence(0, win) == MPI_SUCCESS, "fence");
+    }
+    CHECK(w == mine, "the window's memory moved");
+    long sum = 0;
+    for (int r = 0; r < size; ++r) {
+      long got = w[s * size + r];
+      if ((dead >> r) & 1) CHECK(got == 0, "step %d: rank %d was dead but wrote %ld", s, r, got);
+      else if ((may >> r) & 1) CHECK(got == 0 || got == value(s, r), "step %d: rank %d's value is torn: %ld", s, r, got);
+      else CHECK(got == value(s, r), "step %d: survivor %d's value is %ld, not %ld", s, r, got, value(s, r));
+      sum += got;
+    }
+    long counter = w[MAXSTEPS * size + s];
+    /* a rank dying during the step may have reached the put and not the accumulate, or the reverse */
+    long lo = 0, hi = 0;
+    for (int r = 0; r < size; ++r) {
+      if ((dead >> r) & 1) continue;
+      if ((may >> r) & 1) hi += value(s, r);
+      else lo += value(s, r), hi += value(s, r);
+    }
+    CHECK(counter >= lo && counter <= hi, "step %d: counter %ld outside [%ld, %ld] (sum of values %ld)", s, counter,
+          lo, hi, sum);
+    if (may == 0) CHECK(counter == sum, "step %d: counter %ld, values sum to %ld", s, counter, sum);
+    dead |= may;  /* a rank killed during a step is dead by the next one's end (its puts: none later) */
+  }
+  if (!lock) MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  MPI_Win_free(&win);
+  TEST_PASS("%s: %d steps, window checked", argv[1], nsteps);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,465 @@
+// One-sided communication that survives failures (issue 12; Legio, Rocco et al. 2021, sections 3.7 and
+// 4.2.6: windows as aliases of substitutes).
+//
+// The plan, built around what hangs on these MPIs (wrap/win_guard.hpp): any RMA synchronisation whose
+// target is dead, and MPI_Win_fence or MPI_Win_free with a dead member.
+//   - The program's MPI_Win is the first window cohort made (the alias); cohort keeps a record: the
+//     communicator alias it was made on, the memory (base, size, displacement unit, info), the substitute
+//     window it works on now and the substitute communicator that one was made on (its rank map
+//     translates the program's target ranks). MPI_Win_allocate takes its memory from MPI_Alloc_mem and
+//     makes the window with MPI_Win_create, so that a substitute made later covers the same memory and the
+//     program's pointer stays valid.
+//   - Creation and MPI_Win_free are collective over the survivors: a confirmation through the driver
+//     first, then MPI's call on the current substitute communicator. A window with a dead member is never
+//     freed (MPI_Win_free would wait on it): it is left to MPI, like an abandoned request.
+//   - RMA calls go to the substitute window with the target's substitute rank. To a dead target nothing
+//     is posted: the point-to-point policy applies (COHORT_ON_DEAD_PEER_SEND, default skip, for Put,
+//     Rput, Accumulate; COHORT_ON_DEAD_PEER_RECV, default abort, for the calls that return data).
+//   - Fence epochs are cohort's own passive-target epoch (MPI_Win_lock_all with MPI_MODE_NOCHECK, opened
+//     at the first fence): a fence flushes this rank's operations to each live target, the survivors
+//     confirm through the driver, then MPI_Win_sync. That is MPI's fence semantics among the survivors,
+//     and nothing of it waits on a dead rank: a flush whose target dies meanwhile is abandoned.
+//   - NOTE: a deviation from the issue's design (as for files): the window is not recreated over the
+//     survivors after a shrink. No MPI call of cohort's on it ever needs a dead member (fence is cohort's
+//     own, RMA never targets a dead rank), and recreating needs every survivor to switch at the same
+//     fence: the driver's confirmation lets a survivor return one call before it learns of a failure that
+//     others saw, so they would not agree on when (measured: a lost value under MPICH). The window made
+//     at creation stays; MPI_Win_free leaves it to MPI when a member died.
+//   - Lock, unlock, flush and MPI_Win_lock_all/unlock_all: MPI's calls, each abandonable
+//     (win::guarded); to a dead target they do nothing. MPI_Win_lock_all is taken with MPI_MODE_NOCHECK.
+//   - MPI_Rput and MPI_Rget complete before they return (the operation, then a guarded flush of its
+//     target), with an already completed generalized request: a wait on it never waits on a dead rank.
+//
+// Thread-safety: the registry is thread-safe; calls on one window follow MPI's rules.
+#include <mpi.h>
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "wrap/calls.h"
+#include "wrap/driver.hpp"
+#include "wrap/errors.hpp"
+#include "wrap/policy.hpp"
+#include "wrap/win_guard.hpp"
+#include "detector/inject.hpp"
+#include "detector/log.hpp"
+
+namespace cohort::wrap {
+namespace {
+
+struct WinRecord {
+  Alias *alias = nullptr;             // the communicator the window was made on
+  void *base = nullptr;               // the window's memory (this rank's part)
+  MPI_Aint size = 0;
+  int disp_unit = 1;
+  MPI_Info info = MPI_INFO_NULL;      // a duplicate of the program's, for substitutes
+  bool owns_memory = false;           // MPI_Win_allocate: cohort's MPI_Alloc_mem
+  const Substitute *made_on = nullptr;  // the substitute communicator `win` was made on
+  MPI_Win win = MPI_WIN_NULL;         // the substitute window (made once): where RMA goes
+  bool fence_open = false;            // cohort's lock_all of a fence epoch is held on win
+  bool lock_all = false;              // the program's MPI_Win_lock_all is held on win
+  bool left_to_mpi = false;           // a guarded call on win was abandoned: never free it
+  std::set<int> locked;               // the program's locked targets (ranks of its communicator)
+};
+
+std::mutex g_wins_mu;
+std::unordered_map<MPI_Win, std::unique_ptr<WinRecord>> g_wins;  // guarded by g_wins_mu
+
+WinRecord *find_win(MPI_Win win) {
+  std::lock_guard<std::mutex> lock(g_wins_mu);
+  auto it = g_wins.find(win);
+  return it == g_wins.end() ? nullptr : it->second.get();
+}
+
+// The dead-peer policy for an RMA call whose target `target` (a rank of the window's communicator) is
+// dead: send-like calls (Put, Accumulate) take COHORT_ON_DEAD_PEER_SEND, the others _RECV.
+int dead_target(const WinRecord &w, MPI_Win handle, bool send, const char *call, int target) {
+  Policy p = dead_peer_policy(send, send ? Policy::skip : Policy::abort);
+  char what[64];
+  std::snprintf(what, sizeof what, "target %d is dead", target);
+  if (p == Policy::abort) abort_job(call, what);
+  if (p == Policy::skip) return MPI_SUCCESS;
+  int code = err_proc_failed_code();
+  COHORT_LOG_INFO("%s: %s (policy error, code %d)", call, what, code);
+  (void)w;
+  PMPI_Win_call_errhandler(handle, code);
+  return code;
+}
+
+constexpr int kDeadTarget = -0x7fffffff;  // distinct from MPI_PROC_NULL (-1 in MPICH, -2 in Open MPI)
+
+// The substitute rank of target in w.win (MPI_PROC_NULL stays), or kDeadTarget when the target is dead
+// (agreed or known here).
+int sub_target(const WinRecord &w, int target) {
+  if (target == MPI_PROC_NULL) return MPI_PROC_NULL;
+  int sub = w.made_on->map.to_sub(target);
+  if (sub < 0 || w.alias->known_failed(target)) return kDeadTarget;
+  return sub;
+}
+
+// Runs a blocking synchronisation call of w.win that needs target (a program rank; -1: every member).
+// The call must capture by value: it may outlive this frame (win::guarded).
+int sync_call(WinRecord &w, int target, const std::function<int()> &call) {
+  Alias *a = w.alias;
+  const Substitute *on = w.made_on;
+  std::function<bool()> dead;
+  if (target >= 0) {
+    dead = [a, target] { return a->known_failed(target); };
+  } else {
+    dead = [a, on] {
+      for (int r = 0; r < on->map.alias_size(); ++r)
+        if (on->map.to_sub(r) >= 0 && a->known_failed(r)) return true;
+      return false;
+    };
+  }
+  bool abandoned = false;
+  int rc = win::guarded(dead, call, &abandoned);
+  if (abandoned) {
+    w.left_to_mpi = true;
+    COHORT_LOG_INFO("window synchronisation abandoned: %s died during it", target >= 0 ? "its target" : "a member");
+  }
+  return rc;
+}
+
+// Completes this rank's operations at every live target of w.win (passive epoch held).
+int flush_live(WinRecord &w) {
+  MPI_Win win = w.win;
+  for (int r = 0; r < w.made_on->map.alias_size(); ++r) {
+    int sub = sub_target(w, r);
+    if (sub == kDeadTarget) continue;
+    int rc = sync_call(w, r, [sub, win] { return PMPI_Win_flush(sub, win); });
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+// The survivors confirm (the driver: completes among the survivors, shrinks on a failure).
+int confirm(WinRecord &w, CallId id) {
+  return run(*w.alias, describe(id), [](const Substitute &, int, MPI_Request *req) {
+    *req = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+  });
+}
+
+// Makes the substitute window over w's memory on the alias's current substitute (collective over the
+// survivors, after a confirmation).
+int make_window(WinRecord &w) {
+  const Substitute &s = w.alias->current();
+  MPI_Win win = MPI_WIN_NULL;
+  int rc = PMPI_Win_create(w.base, w.size, w.disp_unit, w.info, s.comm, &win);
+  if (rc != MPI_SUCCESS) return rc;
+  w.win = win;
+  w.made_on = &s;
+  return MPI_SUCCESS;
+}
+
+// Creation (MPI_Win_create and MPI_Win_allocate): collective over the survivors of comm.
+int create(Alias &a, CallId id, void *base, MPI_Aint size, int disp_unit, MPI_Info info, bool owns, MPI_Win *out) {
+  auto w = std::make_unique<WinRecord>();
+  w->alias = &a;
+  w->base = base;
+  w->size = size;
+  w->disp_unit = disp_unit;
+  w->owns_memory = owns;
+  if (info != MPI_INFO_NULL) PMPI_Info_dup(info, &w->info);
+  int rc = confirm(*w, id);
+  if (rc == MPI_SUCCESS) rc = make_window(*w);
+  if (rc != MPI_SUCCESS) {
+    if (w->info != MPI_INFO_NULL) PMPI_Info_free(&w->info);
+    if (owns) PMPI_Free_mem(base);
+    *out = MPI_WIN_NULL;
+    return rc;
+  }
+  *out = w->win;
+  std::lock_guard<std::mutex> lock(g_wins_mu);
+  g_wins[w->win] = std::move(w);
+  return MPI_SUCCESS;
+}
+
+// Ends cohort's fence epoch on w.win (all operations flushed already).
+int close_fence_epoch(WinRecord &w) {
+  if (!w.fence_open) return MPI_SUCCESS;
+  w.fence_open = false;
+  MPI_Win win = w.win;
+  return sync_call(w, -1, [win] { return PMPI_Win_unlock_all(win); });
+}
+
+int fence(WinRecord &w, int assert) {
+  int rc = w.fence_open ? flush_live(w) : MPI_SUCCESS;
+  if (rc != MPI_SUCCESS) return rc;
+  if (w.fence_open) PMPI_Win_sync(w.win);
+  rc = confirm(w, CallId::MPI_Win_fence);
+  if (rc != MPI_SUCCESS) return rc;
+  if (w.fence_open) PMPI_Win_sync(w.win);
+  if ((assert & MPI_MODE_NOSUCCEED) != 0) return close_fence_epoch(w);
+  if (!w.fence_open) {
+    rc = PMPI_Win_lock_all(MPI_MODE_NOCHECK, w.win);
+    w.fence_open = rc == MPI_SUCCESS;
+  }
+  return rc;
+}
+
+// Looks up the program's window; for the RMA entry points below.
+#define COHORT_WIN_OR_PASS(passthrough) \
+  WinRecord *w = find_win(win);         \
+  if (w == nullptr) return passthrough;
+
+// An RMA call to target: to a dead one the policy; otherwise `post` with the substitute rank.
+// NOTE: guarded too: Open MPI's osc/rdma emulates atomics over the shared-memory BTL with a message that
+// the target must answer, so MPI_Accumulate to a target that has just died waits inside the call.
+// post must capture by value (it may outlive the call: win::guarded).
+template <typename F>
+int rma(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, F post) {
+  int sub = sub_target(w, target);
+  if (sub == kDeadTarget) return dead_target(w, handle, send, info(id).name, target);
+  MPI_Win win = w.win;
+  int rc = sub == MPI_PROC_NULL ? post(sub, win) : sync_call(w, target, [post, sub, win] { return post(sub, win); });
+  cohort::inject::point(posted_hook(id));
+  return rc;
+}
+
+// A completed generalized request, for MPI_Rput/MPI_Rget, which complete before they return.
+int completed_request(MPI_Request *request) {
+  auto query = [](void *, MPI_Status *st) {
+    PMPI_Status_set_elements(st, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  };
+  auto nothing = [](void *) { return MPI_SUCCESS; };
+  auto no_cancel = [](void *, int) { return MPI_SUCCESS; };
+  int rc = PMPI_Grequest_start(query, nothing, no_cancel, nullptr, request);
+  return rc != MPI_SUCCESS ? rc : PMPI_Grequest_complete(*request);
+}
+
+// A request-based call: the operation, then a guarded flush of its target (local completion for a put).
+template <typename F>
+int rma_now(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, MPI_Request *request, F post) {
+  int rc = rma(w, handle, id, send, target, [post](int sub, MPI_Win win) {
+    int r = post(sub, win);
+    return r != MPI_SUCCESS || sub == MPI_PROC_NULL ? r : PMPI_Win_flush(sub, win);
+  });
+  if (rc != MPI_SUCCESS) {
+    *request = MPI_REQUEST_NULL;
+    return rc;
+  }
+  return completed_request(request);
+}
+
+}  // namespace
+}  // namespace cohort::wrap
+
+using namespace cohort::wrap;
+
+extern "C" int __wrap_MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+  count_call(CallId::MPI_Win_create);
+  Alias *a = find_alias(comm);
+  if (a == nullptr) return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+  return create(*a, CallId::MPI_Win_create, base, size, disp_unit, info, false, win);
+}
+
+extern "C" int __wrap_MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+  count_call(CallId::MPI_Win_allocate);
+  Alias *a = find_alias(comm);
+  if (a == nullptr) return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+  void *base = nullptr;
+  int rc = PMPI_Alloc_mem(size > 0 ? size : 1, MPI_INFO_NULL, &base);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = create(*a, CallId::MPI_Win_allocate, base, size, disp_unit, info, true, win);
+  if (rc == MPI_SUCCESS) *static_cast<void **>(baseptr) = base;
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Win_free(MPI_Win *win) {
+  count_call(CallId::MPI_Win_free);
+  WinRecord *w = win != nullptr ? find_win(*win) : nullptr;
+  if (w == nullptr) return PMPI_Win_free(win);
+  int rc = MPI_SUCCESS;
+  if (w->fence_open) rc = flush_live(*w);
+  if (rc == MPI_SUCCESS) rc = close_fence_epoch(*w);
+  int confirmed = confirm(*w, CallId::MPI_Win_free);
+  // NOTE: only a window whose members all live is freed (MPI_Win_free synchronises with each member);
+  // the alias handle is freed only when it is that window.
+  bool whole = confirmed == MPI_SUCCESS && w->made_on->map.complete() && &w->alias->current() == w->made_on &&
+               !w->left_to_mpi && w->win == *win;
+  if (whole) {
+    MPI_Win sub = w->win;
+    rc = sync_call(*w, -1, [sub]() mutable { return PMPI_Win_free(&sub); });
+    whole = !w->left_to_mpi;
+  }
+  if (whole && w->owns_memory) PMPI_Free_mem(w->base);
+  if (w->info != MPI_INFO_NULL) PMPI_Info_free(&w->info);
+  {
+    std::lock_guard<std::mutex> lock(g_wins_mu);
+    g_wins.erase(*win);
+  }
+  *win = MPI_WIN_NULL;
+  return rc != MPI_SUCCESS ? rc : confirmed;
+}
+
+extern "C" int __wrap_MPI_Win_fence(int assert, MPI_Win win) {
+  count_call(CallId::MPI_Win_fence);
+  COHORT_WIN_OR_PASS(PMPI_Win_fence(assert, win))
+  return fence(*w, assert);
+}
+
+extern "C" int __wrap_MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  count_call(CallId::MPI_Win_lock);
+  COHORT_WIN_OR_PASS(PMPI_Win_lock(lock_type, rank, assert, win))
+  int rc = close_fence_epoch(*w);
+  int sub = sub_target(*w, rank);
+  if (rc != MPI_SUCCESS || sub == kDeadTarget || rank == MPI_PROC_NULL) return rc;  // dead: the policy at each operation
+  MPI_Win s = w->win;
+  rc = sync_call(*w, rank, [lock_type, sub, assert, s] { return PMPI_Win_lock(lock_type, sub, assert, s); });
+  if (rc == MPI_SUCCESS) w->locked.insert(rank);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Win_unlock(int rank, MPI_Win win) {
+  count_call(CallId::MPI_Win_unlock);
+  COHORT_WIN_OR_PASS(PMPI_Win_unlock(rank, win))
+  if (w->locked.erase(rank) == 0) return MPI_SUCCESS;  // a dead target's lock was never taken
+  int sub = w->made_on->map.to_sub(rank);
+  MPI_Win s = w->win;
+  int rc = sync_call(*w, rank, [sub, s] { return PMPI_Win_unlock(sub, s); });
+  cohort::inject::point(posted_hook(CallId::MPI_Win_unlock));  // between epochs: this rank holds no lock
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Win_lock_all(int assert, MPI_Win win) {
+  count_call(CallId::MPI_Win_lock_all);
+  COHORT_WIN_OR_PASS(PMPI_Win_lock_all(assert, win))
+  int rc = close_fence_epoch(*w);
+  if (rc != MPI_SUCCESS) return rc;
+  // NOTE: without NOCHECK MPI may ask each target for its lock, a dead one included.
+  rc = PMPI_Win_lock_all(assert | MPI_MODE_NOCHECK, w->win);
+  w->lock_all = rc == MPI_SUCCESS;
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Win_unlock_all(MPI_Win win) {
+  count_call(CallId::MPI_Win_unlock_all);
+  COHORT_WIN_OR_PASS(PMPI_Win_unlock_all(win))
+  if (!w->lock_all) return PMPI_Win_unlock_all(w->win);  // MPI's error for an epoch never opened
+  int rc = flush_live(*w);
+  w->lock_all = false;
+  cohort::inject::point(posted_hook(CallId::MPI_Win_unlock_all));
+  MPI_Win s = w->win;
+  int un = sync_call(*w, -1, [s] { return PMPI_Win_unlock_all(s); });
+  return rc != MPI_SUCCESS ? rc : un;
+}
+
+extern "C" int __wrap_MPI_Win_flush(int rank, MPI_Win win) {
+  count_call(CallId::MPI_Win_flush);
+  COHORT_WIN_OR_PASS(PMPI_Win_flush(rank, win))
+  int sub = sub_target(*w, rank);
+  if (sub == kDeadTarget || rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  MPI_Win s = w->win;
+  return sync_call(*w, rank, [sub, s] { return PMPI_Win_flush(sub, s); });
+}
+
+extern "C" int __wrap_MPI_Win_flush_all(MPI_Win win) {
+  count_call(CallId::MPI_Win_flush_all);
+  COHORT_WIN_OR_PASS(PMPI_Win_flush_all(win))
+  return flush_live(*w);
+}
+
+extern "C" int __wrap_MPI_Win_get_group(MPI_Win win, MPI_Group *group) {
+  count_call(CallId::MPI_Win_get_group);
+  COHORT_WIN_OR_PASS(PMPI_Win_get_group(win, group))
+  return PMPI_Comm_group(w->alias->handle(), group);  // dead ranks included, like the communicator's size
+}
+
+extern "C" int __wrap_MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+  count_call(CallId::MPI_Put);
+  COHORT_WIN_OR_PASS(PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                              target_datatype, win))
+  int rc = rma(*w, win, CallId::MPI_Put, true, target_rank, [=](int sub, MPI_Win s) {
+    return PMPI_Put(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count, target_datatype, s);
+  });
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+  count_call(CallId::MPI_Get);
+  COHORT_WIN_OR_PASS(PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                              target_datatype, win))
+  return rma(*w, win, CallId::MPI_Get, false, target_rank, [=](int sub, MPI_Win s) {
+    return PMPI_Get(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count, target_datatype, s);
+  });
+}
+
+extern "C" int __wrap_MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                     int target_rank, MPI_Aint target_disp, int target_count,
+                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  count_call(CallId::MPI_Accumulate);
+  COHORT_WIN_OR_PASS(PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                     target_count, target_datatype, op, win))
+  return rma(*w, win, CallId::MPI_Accumulate, true, target_rank, [=](int sub, MPI_Win s) {
+    return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count,
+                           target_datatype, op, s);
+  });
+}
+
+extern "C" int __wrap_MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                         void *result_addr, int result_count, MPI_Datatype result_datatype,
+                                         int target_rank, MPI_Aint target_disp, int target_count,
+                                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  count_call(CallId::MPI_Get_accumulate);
+  COHORT_WIN_OR_PASS(PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                         result_datatype, target_rank, target_disp, target_count, target_datatype,
+                                         op, win))
+  return rma(*w, win, CallId::MPI_Get_accumulate, false, target_rank, [=](int sub, MPI_Win s) {
+    return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                               result_datatype, sub, target_disp, target_count, target_datatype, op, s);
+  });
+}
+
+extern "C" int __wrap_MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  count_call(CallId::MPI_Fetch_and_op);
+  COHORT_WIN_OR_PASS(PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win))
+  return rma(*w, win, CallId::MPI_Fetch_and_op, false, target_rank, [=](int sub, MPI_Win s) {
+    return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, sub, target_disp, op, s);
+  });
+}
+
+extern "C" int __wrap_MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                                           MPI_Win win) {
+  count_call(CallId::MPI_Compare_and_swap);
+  COHORT_WIN_OR_PASS(PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank,
+                                           target_disp, win))
+  return rma(*w, win, CallId::MPI_Compare_and_swap, false, target_rank, [=](int sub, MPI_Win s) {
+    return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, sub, target_disp, s);
+  });
+}
+
+extern "C" int __wrap_MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               int target_rank, MPI_Aint target_disp, int target_count,
+                               MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+  count_call(CallId::MPI_Rput);
+  COHORT_WIN_OR_PASS(PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                               target_datatype, win, request))
+  return rma_now(*w, win, CallId::MPI_Rput, true, target_rank, request, [=](int sub, MPI_Win s) {
+    return PMPI_Put(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count, target_datatype, s);
+  });
+}
+
+extern "C" int __wrap_MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                               MPI_Request *request) {
+  count_call(CallId::MPI_Rget);
+  COHORT_WIN_OR_PASS(PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                               target_datatype, win, request))
+  return rma_now(*w, win, CallId::MPI_Rget, false, target_rank, request, [=](int sub, MPI_Win s) {
+    return PMPI_Get(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count, target_datatype, s);
+  });
+}

@@ -2,9 +2,11 @@
 // state machine (no MPI, no clock, no threads). Unit-tested in tests/unit/wrap_confirm_window_test.cpp.
 //
 // Today's driver (W = 1) confirms each collective before it returns: an MPI_Ibarrier posted once the
-// rank's own request completed (wrap/outcome.hpp). With a window of W calls, a rank returns from a call
-// once its own request completed and at most W - 1 completed calls are unconfirmed; a confirmation is
-// completed later (at a settle point, or when the window is full). What confirms call j on a rank:
+// rank's own request completed (wrap/outcome.hpp). With a window of W calls, a rank still posts that
+// barrier after every call (every member posts the same barriers in the same order, so a rank can wait
+// for any of them at any time), but returns once its own request completed and at most W - 1 completed
+// calls are unconfirmed; the barriers are completed later (at a settle point, or when the window is
+// full). What confirms call j on a rank:
 //   - its confirming barrier (posted after j) completed: every member completed every call <= j;
 //   - its own request of a later all-to-all call k > j completed (Barrier, Allreduce: no member finishes
 //     before every member entered k, and a member enters k only after its calls < k completed). So a loop
@@ -58,16 +60,53 @@ enum class Role {
   replay,  ///< some survivor completed j: take its result (a replay), run the call only if no holder is left
 };
 
-/// One logged call: what a replay needs (bytes the adapter saved: a result, or an input to re-run).
-struct LogEntry {
+/// The agreement input of a rank that completed `completed` calls: bits 0 .. kPositions - 1 all set but
+/// bit completed % kPositions; higher bits set.
+inline int count_code(std::uint64_t completed) {
+  return static_cast<int>(~0u & ~(1u << (completed % kPositions)));
+}
+
+/// Reads the agreed AND of count_code() at a rank that completed `mine` calls: the lowest and highest
+/// count among the contributors. False when the counts do not fit one window (a defect: more than
+/// kMaxWindow apart).
+inline bool read_span(int agreed, std::uint64_t mine, CompletedSpan *span) {
+  unsigned cleared = ~static_cast<unsigned>(agreed) & ((1u << kPositions) - 1);
+  if (cleared == 0) return false;  // my own bit is always cleared
+  // The cleared positions lie on an arc of at most kMaxWindow + 1 positions (half the circle): it starts
+  // at the first cleared position after the longest run of set ones.
+  int best_start = -1, best_len = -1;
+  for (int p = 0; p < kPositions; ++p) {
+    bool set = !(cleared & (1u << p)), prev_cleared = cleared & (1u << ((p + kPositions - 1) % kPositions));
+    if (!set || !prev_cleared) continue;
+    int len = 0;
+    while (len < kPositions && !(cleared & (1u << ((p + len) % kPositions)))) ++len;
+    if (len > best_len) best_len = len, best_start = (p + len) % kPositions;
+  }
+  if (best_start < 0) return false;  // everything cleared
+  int arc = kPositions - best_len;   // from best_start, arc positions cover every cleared one
+  if (arc > kMaxWindow + 1) return false;
+  int me = static_cast<int>(mine % kPositions);
+  int below = (me - best_start + kPositions) % kPositions;  // mine - low
+  if (below >= arc) return false;
+  span->low = mine - static_cast<std::uint64_t>(below);
+  span->high = span->low + static_cast<std::uint64_t>(arc - 1);
+  return true;
+}
+
+/// One logged call: what a replay needs (what the adapter saved: a result, or an input to re-run).
+template <typename Payload>
+struct LogEntryT {
   std::uint64_t call = 0;
-  std::vector<char> bytes;
+  Payload payload;
 };
 
-class ConfirmWindow {
+/// Payload: what the adapter logs per call (the tests log bytes).
+template <typename Payload>
+class ConfirmWindowT {
  public:
+  using LogEntry = LogEntryT<Payload>;
   /// w: 1 .. kMaxWindow (the caller checks the setting).
-  explicit ConfirmWindow(int w = 1) : w_(std::clamp(w, 1, kMaxWindow)) {}
+  explicit ConfirmWindowT(int w = 1) : w_(std::clamp(w, 1, kMaxWindow)) {}
 
   int size() const { return w_; }
   /// Calls whose own request completed here (calls 0 .. completed() - 1).
@@ -90,14 +129,9 @@ class ConfirmWindow {
   /// The confirming barrier posted after call j completed: calls <= j are confirmed.
   void confirmed(std::uint64_t j) { confirm_below(j + 1); }
 
-  /// Whether the adapter posts a confirming barrier right after call j completed (before returning):
-  /// always at W = 1 (today's protocol); otherwise only after a call that the next all-to-all call would
-  /// not confirm as cheaply, i.e. not after an all-to-all call (the next call often confirms it).
-  bool barrier_after(bool all_entered) const { return w_ == 1 || !all_entered; }
-
   /// Logs what a replay of call j needs. Entries of confirmed calls are dropped.
-  void log(std::uint64_t j, std::vector<char> bytes) {
-    log_.push_back(LogEntry{j, std::move(bytes)});
+  void log(std::uint64_t j, Payload payload) {
+    log_.push_back(LogEntry{j, std::move(payload)});
     confirm_below(confirmed_);
   }
   /// The logged entry of call j, or nullptr.
@@ -108,40 +142,19 @@ class ConfirmWindow {
     return nullptr;
   }
   std::size_t log_entries() const { return log_.size(); }
+  /// Calls f(entry) on every logged entry, oldest first.
+  template <typename F>
+  void for_each_logged(F &&f) const {
+    for (const LogEntry &e : log_) f(e);
+  }
 
   // ---- Recovery ----
 
   /// The agreement input: bits 0 .. kPositions - 1 all set but bit completed() % kPositions; higher bits set.
-  int agreement_code() const {
-    return static_cast<int>(~0u & ~(1u << (completed_ % kPositions)));
-  }
+  int agreement_code() const { return count_code(completed_); }
 
-  /// Reads the agreed AND of agreement_code() at this rank. False when the counts do not fit one window
-  /// (a defect: more than kMaxWindow apart).
-  bool read(int agreed, CompletedSpan *span) const {
-    unsigned cleared = ~static_cast<unsigned>(agreed) & ((1u << kPositions) - 1);
-    if (cleared == 0) return false;  // my own bit is always cleared
-    // The cleared positions lie on an arc of at most kMaxWindow + 1 positions (half the circle): find its
-    // start as the first cleared position after the longest run of set ones.
-    int best_start = -1, best_len = -1;
-    for (int p = 0; p < kPositions; ++p) {
-      if (cleared & (1u << p)) continue;
-      if (cleared & (1u << ((p + kPositions - 1) % kPositions))) {
-        int len = 0;
-        while (len < kPositions && !(cleared & (1u << ((p + len) % kPositions)))) ++len;
-        if (len > best_len) best_len = len, best_start = (p + len) % kPositions;
-      }
-    }
-    if (best_start < 0) return false;  // everything cleared
-    int arc = kPositions - best_len;   // from best_start, arc positions cover every cleared one
-    if (arc > kMaxWindow + 1) return false;
-    int me = static_cast<int>(completed_ % kPositions);
-    int below = (me - best_start + kPositions) % kPositions;  // my count - low
-    if (below >= arc) return false;
-    span->low = completed_ - static_cast<std::uint64_t>(below);
-    span->high = span->low + static_cast<std::uint64_t>(arc - 1);
-    return true;
-  }
+  /// Reads the agreed AND of agreement_code() at this rank (read_span). False: a defect (see read_span).
+  bool read(int agreed, CompletedSpan *span) const { return read_span(agreed, completed_, span); }
 
   /// After the agreement (and the shrink): hands over the logged calls this rank must replay now, as a
   /// holder ([span.low, completed()), in call order; a Barrier has no entry: nobody replays it); calls up to
@@ -175,5 +188,8 @@ class ConfirmWindow {
   std::uint64_t completed_ = 0, confirmed_ = 0, replay_until_ = 0;
   std::deque<LogEntry> log_;
 };
+
+using ConfirmWindow = ConfirmWindowT<std::vector<char>>;
+using LogEntry = ConfirmWindow::LogEntry;
 
 }  // namespace cohort::wrap

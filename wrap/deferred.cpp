@@ -135,16 +135,6 @@ int recover(Alias &alias, State &st, const char *call) {
   sub.abandoned.store(true);  // (requests of others may still be pending on it)
   int rc = alias.shrink(sub, call);
   if (rc != MPI_SUCCESS) return rc;
-  // NOTE: a Reduce that every survivor completed but this rank had not confirmed, whose root is now dead:
-  // its result may be lost with the root, as when W = 1 (then the agreement's root_lost): the policy decides.
-  st.win.for_each_logged([&](const auto &e) {
-    const Record &r = e.payload;
-    if (r.kind == Kind::reduce && e.call < span.low && r.root >= 0 && !alias.member(r.root)) {
-      char what[96];
-      std::snprintf(what, sizeof what, "root %d died before its result was confirmed", r.root);
-      apply_policy(alias, dead_root_policy(r.name, r.dead_root), r.name, what);
-    }
-  });
   for (auto &e : st.win.recover(span)) {
     int r = replay(alias, e.call, e.payload, nullptr);
     if (r != MPI_SUCCESS) rc = r;
@@ -267,7 +257,9 @@ bool deferrable(const Alias &alias, const CallDesc &call, const Buffers &b) {
   if (b.kind == Kind::barrier) return true;
   if (static_cast<long>(type_bytes(b.type, b.count)) > max_bytes() || index_of(types(), b.type) < 0) return false;
   if (b.kind != Kind::bcast && index_of(ops(), b.op) < 0) return false;
-  if (b.kind == Kind::reduce && dead_root_policy(call.name, call.dead_root) == Policy::error) return false;
+  // NOTE: a non-root returns before the root's fate is known: only `skip` lets a dead root's Reduce pass
+  // unnoticed, as it does when W = 1.
+  if (b.kind == Kind::reduce && dead_root_policy(call.name, call.dead_root) != Policy::skip) return false;
   (void)alias;
   return true;
 }
@@ -346,17 +338,22 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
   const Substitute *sub = &alias.current();
   int sub_root = -1;
   if (call.root >= 0) sub_root = call.root >= sub->map.alias_size() ? call.root : sub->map.to_sub(call.root);
-  if ((call.root >= 0 && sub_root < 0) || sub->any_member_failed()) {
-    // A dead root (agreed) or a failure known before the post: settle this window (recovering if needed)
-    // and run the call confirmed, as with W = 1.
+  if (sub->any_member_failed() || (call.root >= 0 && sub_root < 0)) {
+    // A failure known before the post: the survivors agree on what each completed (even with nothing
+    // pending here: others may hold this very call). A dead root (agreed): settle, then run the call
+    // confirmed, as with W = 1 (its policy decides).
     int rc = MPI_SUCCESS;
-    while (!st.barriers.empty() && wait_oldest(alias, st, call.name, &rc)) {
+    if (sub->any_member_failed()) {
+      rc = recover(alias, st, call.name);
+    } else {
+      while (!st.barriers.empty() && wait_oldest(alias, st, call.name, &rc)) {
+      }
     }
-    if (sub->any_member_failed() && !st.win.settled()) rc = recover(alias, st, call.name);
     if (st.win.role(j) == Role::replay) {
       Record own = own_record(alias, call, b, kind);
       rc = replay(alias, j, own, output(alias, call, b));
       st.win.replayed(j);
+      if (call.posted_hook != nullptr) inject::point(call.posted_hook);
       return rc;
     }
     rc = run_numbered(alias, call, post, j);

@@ -24,7 +24,7 @@
 // Deferred only when: W > 1, the call's payload (count x type size) <= COHORT_CONFIRM_MAX_BYTES, the
 // datatype is predefined and, for reductions, the op is predefined (a replay may run after the call
 // returned, when the program may have freed a derived type or its own op), and for Reduce the dead-root
-// policy is not `error` (a non-root returns before the root's fate is known). Every rank decides the same
+// policy is `skip` (its default: a non-root returns before the root's fate is known). Every rank decides the same
 // way as long as all ranks pass predefined datatypes, as MPI's type matching makes usual.
 //
 // Thread-safety: one mutex per communicator's window; settle_all skips windows that another thread holds

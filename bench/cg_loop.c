@@ -1,21 +1,22 @@
 /* bench/cg_loop: a conjugate-gradient-like loop end to end, with and without cohort in one process: per
- * iteration some local work (a sparse-like stencil sweep over N doubles, about 20 us here) and one 8-byte
- * MPI_Allreduce (the dot product), 200 iterations. Two variants alternate run by run (rotated start):
+ * iteration some local work (a stencil sweep over N doubles: about 25 us at N = 32768 here) and one 8-byte
+ * MPI_Allreduce (the dot product), 200 iterations. N (default 32768 doubles per rank) sets the work. Two variants alternate run by run (rotated start):
  *   real     __real_MPI_Allreduce, the MPI library's own call on MPI_COMM_WORLD;
  *   wrapped  MPI_Allreduce through cohort (its confirmation window: COHORT_CONFIRM_WINDOW).
  * Reports the median loop time of each over RUNS runs and wrapped/real; appends one CSV line:
- *   mpi,ranks,window,max_bytes,iterations,runs,real_ms,wrapped_ms,ratio
- *   cg_loop [runs] [csv path]     (default 15 runs) */
+ *   mpi,ranks,window,max_bytes,n,iterations,runs,real_ms,wrapped_ms,ratio
+ *   cg_loop [runs] [csv path] [N]     (default 15 runs) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 int __real_MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
-#define N 4096
+#define NMAX (1 << 20)
 #define ITER 200
 
-static double x[N], y[N];
+static int N = 32768;
+static double x[NMAX], y[NMAX];
 
 static double loop(int wrapped) {
   double rho = 1.0;
@@ -52,6 +53,8 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int runs = argc > 1 ? atoi(argv[1]) : 15;
   if (runs < 1 || runs > 1000) runs = 15;
+  if (argc > 3) N = atoi(argv[3]);
+  if (N < 3 || N > NMAX) N = 32768;
   for (int i = 0; i < N; ++i) x[i] = 1.0 + (i % 7) * 0.01 + rank;
   double *t[2];
   t[0] = malloc(sizeof(double) * (size_t)runs);
@@ -73,15 +76,15 @@ int main(int argc, char **argv) {
     const char *mpi = "mpich";
 #endif
     const char *w = getenv("COHORT_CONFIRM_WINDOW"), *mb = getenv("COHORT_CONFIRM_MAX_BYTES");
-    printf("cg_loop %s %d ranks, window %s: %d iterations, median of %d runs: real %.3f ms, wrapped %.3f ms, "
-           "wrapped/real %.3f\n", mpi, size, w ? w : "1", ITER, runs, real, wrapped, wrapped / real);
+    printf("cg_loop %s %d ranks, window %s, N %d: %d iterations, median of %d runs: real %.3f ms, wrapped %.3f ms, "
+           "wrapped/real %.3f\n", mpi, size, w ? w : "1", N, ITER, runs, real, wrapped, wrapped / real);
     if (argc > 2) {
       FILE *f = fopen(argv[2], "a");
       if (f) {
         fseek(f, 0, SEEK_END);
-        if (ftell(f) == 0) fprintf(f, "mpi,ranks,window,max_bytes,iterations,runs,real_ms,wrapped_ms,ratio\n");
-        fprintf(f, "%s,%d,%s,%s,%d,%d,%.4f,%.4f,%.4f\n", mpi, size, w ? w : "1", mb ? mb : "4096", ITER, runs, real,
-                wrapped, wrapped / real);
+        if (ftell(f) == 0) fprintf(f, "mpi,ranks,window,max_bytes,n,iterations,runs,real_ms,wrapped_ms,ratio\n");
+        fprintf(f, "%s,%d,%s,%s,%d,%d,%d,%.4f,%.4f,%.4f\n", mpi, size, w ? w : "1", mb ? mb : "4096", N, ITER, runs,
+                real, wrapped, wrapped / real);
         fclose(f);
       }
     }

@@ -228,8 +228,8 @@ void *output(const Alias &alias, const CallDesc &call, const Buffers &b) {
   }
 }
 
-// This rank's record of a call it did not complete (its input, or a Bcast root's data).
-Record own_record(const Alias &alias, const CallDesc &call, const Buffers &b, Kind kind) {
+// A record of the call without data (flag 0).
+Record blank_record(const CallDesc &call, const Buffers &b, Kind kind) {
   Record r;
   r.kind = kind;
   r.name = call.name;
@@ -238,6 +238,12 @@ Record own_record(const Alias &alias, const CallDesc &call, const Buffers &b, Ki
   r.count = b.count;
   r.type_index = index_of(types(), b.type);
   r.op_index = b.op == MPI_OP_NULL ? -1 : index_of(ops(), b.op);
+  return r;
+}
+
+// This rank's record of a call it did not complete (its input, or a Bcast root's data).
+Record own_record(const Alias &alias, const CallDesc &call, const Buffers &b, Kind kind) {
+  Record r = blank_record(call, b, kind);
   const int bytes = kind == Kind::barrier ? 0 : type_bytes(b.type, b.count);
   const bool root = call.root >= 0 && alias_rank(alias) == call.root;
   const void *in = b.input == MPI_IN_PLACE ? b.result : b.input;
@@ -250,6 +256,17 @@ Record own_record(const Alias &alias, const CallDesc &call, const Buffers &b, Ki
     r.data.assign(static_cast<const char *>(in), static_cast<const char *>(in) + bytes);
   }
   return r;
+}
+
+// Call j as Role::replay on this rank: takes a holder's result (saved: this rank's record taken before an
+// abandoned post, else made now). The call's inject hook is reached if `hook`.
+int replay_mine(Alias &alias, State &st, const CallDesc &call, const Buffers &b, std::uint64_t j, const Record *saved,
+                bool hook) {
+  Record own = saved != nullptr && b.kind != Kind::bcast ? *saved : own_record(alias, call, b, b.kind);
+  int rc = replay(alias, j, own, output(alias, call, b));
+  st.win.replayed(j);
+  if (hook && call.posted_hook != nullptr) inject::point(call.posted_hook);
+  return rc;
 }
 
 bool deferrable(const Alias &alias, const CallDesc &call, const Buffers &b) {
@@ -328,11 +345,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
   if (st.win.role(j) == Role::replay) {
     // A survivor completed this call before a failure: take its result (or, with no holder left, the
     // survivors' reduction).
-    Record own = own_record(alias, call, b, kind);
-    int rc = replay(alias, j, own, output(alias, call, b));
-    st.win.replayed(j);
-    if (call.posted_hook != nullptr) inject::point(call.posted_hook);
-    return rc;
+    return replay_mine(alias, st, call, b, j, nullptr, true);
   }
 
   const Substitute *sub = &alias.current();
@@ -349,13 +362,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       while (!st.barriers.empty() && wait_oldest(alias, st, call.name, &rc)) {
       }
     }
-    if (st.win.role(j) == Role::replay) {
-      Record own = own_record(alias, call, b, kind);
-      rc = replay(alias, j, own, output(alias, call, b));
-      st.win.replayed(j);
-      if (call.posted_hook != nullptr) inject::point(call.posted_hook);
-      return rc;
-    }
+    if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, nullptr, true);
     rc = run_numbered(alias, call, post, j);
     st.win.replayed(j);
     return rc;
@@ -380,13 +387,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     sub->abandoned.store(true);
     rc = recover(alias, st, call.name);
     if (rc != MPI_SUCCESS) return alias.return_error(rc, *sub);
-    if (st.win.role(j) == Role::replay) {
-      Record own = kind == Kind::bcast ? own_record(alias, call, b, kind) : rec;
-      if (kind == Kind::barrier) own.kind = Kind::barrier;
-      rc = replay(alias, j, own, output(alias, call, b));
-      st.win.replayed(j);
-      return rc;
-    }
+    if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, &rec, false);
     CallDesc again = call;
     again.posted_hook = nullptr;  // (reached once per call, at the first post)
     rc = run_numbered(alias, again, post, j);
@@ -399,13 +400,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
   const bool root = call.root >= 0 && alias_rank(alias) == call.root;
   if (kind == Kind::bcast || kind == Kind::allreduce || (kind == Kind::reduce && root)) {
     const int bytes = type_bytes(b.type, b.count);
-    rec.kind = kind;
-    rec.name = call.name;
-    rec.dead_root = call.dead_root;
-    rec.root = call.root;
-    rec.count = b.count;
-    rec.type_index = index_of(types(), b.type);
-    rec.op_index = b.op == MPI_OP_NULL ? -1 : index_of(ops(), b.op);
+    rec = blank_record(call, b, kind);
     rec.flag = 2;
     const char *out = static_cast<const char *>(b.result);
     rec.data.assign(out, out + bytes);

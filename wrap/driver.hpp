@@ -27,6 +27,9 @@
 //      all-to-one call whose root is in that set lost its result with the root: the dead-root policy
 //      decides). Others one call ahead: this call completed everywhere (the root too), shrink and
 //      return. Others one call behind: theirs completed; shrink with them, then retry this call.
+//   With COHORT_CONFIRM_WINDOW > 1, a small blocking Barrier, Bcast, Reduce or Allreduce (CallDesc::defer)
+//   returns before its barrier completed and every other call settles the pending ones first
+//   (wrap/deferred.hpp); every agreement on the alias then carries counts of completed calls (use_counts).
 //   6. The inject hook CallDesc::posted_hook (e.g. "bcast.posted") is reached once per call, after the
 //      first attempt was posted, for COHORT_INJECT_FAILURE=rank=R,at=bcast.posted[,hit=k] tests.
 //

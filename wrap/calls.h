@@ -82,6 +82,13 @@ inline const CallInfo &info(CallId id) { return kCallInfo[static_cast<int>(id)];
 /// lower case, then ".posted" ("MPI_Comm_dup" -> "comm_dup.posted"). For COHORT_INJECT_FAILURE=...,at=.
 const char *posted_hook(CallId id);
 
+namespace deferred {
+/// Communicators with pending deferred confirmations (wrap/deferred.hpp); count_call settles them before a
+/// point-to-point or request call.
+inline std::atomic<int> g_unsettled{0};
+void settle_before_call();
+}  // namespace deferred
+
 /// Per-thread call counters (see count_call), summed by cohort_call_count.
 struct CallCounters {
   std::atomic<long> n[static_cast<int>(CallId::count_)];
@@ -90,9 +97,14 @@ CallCounters *new_thread_counters();  // registers a zeroed block for the callin
 inline thread_local CallCounters *t_call_counters = nullptr;
 
 /// Counts one entry into the wrapper of `id`. The counters are the calling thread's own: a relaxed load
-/// and store, no atomic read-modify-write on every wrapped call (inlined).
+/// and store, no atomic read-modify-write on every wrapped call (inlined). Point-to-point and request calls
+/// first complete pending deferred confirmations (a settle point, wrap/deferred.hpp).
 inline void count_call(CallId id) {
   detector::note_progress();
+  if (deferred::g_unsettled.load(std::memory_order_relaxed) != 0) {
+    const Shape s = info(id).shape;
+    if (s == Shape::point_to_point || s == Shape::request) deferred::settle_before_call();
+  }
   CallCounters *c = t_call_counters;
   if (c == nullptr) c = t_call_counters = new_thread_counters();
   std::atomic<long> &n = c->n[static_cast<int>(id)];

@@ -135,6 +135,14 @@ Span v_span(int n, const int *counts, const int *displs, MPI_Datatype type) {
   return s;
 }
 
+// A blocking Barrier, Bcast, Reduce or Allreduce carries its buffers for deferred confirmation
+// (wrap/deferred.hpp); nonblocking ones are confirmed as always.
+CallDesc deferrable(const CallDesc &call, const deferred::Buffers &b) {
+  CallDesc c = call;
+  if (call.request == nullptr) c.defer = &b;
+  return c;
+}
+
 int alias_size(const Alias &a) { return a.current().map.alias_size(); }
 int alias_rank(const Alias &a) {
   int me = -1;
@@ -187,13 +195,16 @@ namespace coll {
 
 int post_MPI_Barrier(Alias &alias, const CallDesc &call, MPI_Comm) {
   if (call.request == nullptr && hierarchy::applies(alias, MPI_BOR)) return hierarchy::barrier();
-  if (call.request == nullptr) return barrier(alias);
-  Launch launch(call);
+  const deferred::Buffers b{deferred::Kind::barrier};
+  const CallDesc c = deferrable(call, b);
+  Launch launch(c);
   return launch.run(alias, [](const Substitute &s, int, MPI_Request *req) { return PMPI_Ibarrier(s.comm, req); });
 }
 
 int post_MPI_Bcast(Alias &alias, const CallDesc &call, void *buf, int count, MPI_Datatype type, int, MPI_Comm) {
-  Launch launch(call);
+  const deferred::Buffers b{deferred::Kind::bcast, buf, buf, count, type};
+  const CallDesc c = deferrable(call, b);
+  Launch launch(c);
   return launch.run(alias, [=](const Substitute &s, int r, MPI_Request *req) {
     return PMPI_Ibcast(buf, count, type, r, s.comm, req);
   });
@@ -201,7 +212,9 @@ int post_MPI_Bcast(Alias &alias, const CallDesc &call, void *buf, int count, MPI
 
 int post_MPI_Reduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
                     MPI_Datatype type, MPI_Op op, int, MPI_Comm) {
-  Launch launch(call);
+  const deferred::Buffers b{deferred::Kind::reduce, sendbuf, recvbuf, count, type, op};
+  const CallDesc c = deferrable(call, b);
+  Launch launch(c);
   PostState &x = launch.state();
   const void *in = x.input(sendbuf, recvbuf, count, type);  // MPI_IN_PLACE is only valid at the root
   return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
@@ -214,7 +227,9 @@ int post_MPI_Allreduce(Alias &alias, const CallDesc &call, const void *sendbuf, 
   if (call.request == nullptr && hierarchy::applies(alias, op)) {
     return hierarchy::allreduce(sendbuf, recvbuf, count, type, op);
   }
-  Launch launch(call);
+  const deferred::Buffers b{deferred::Kind::allreduce, sendbuf, recvbuf, count, type, op};
+  const CallDesc c = deferrable(call, b);
+  Launch launch(c);
   PostState &x = launch.state();
   const void *in = x.input(sendbuf, recvbuf, count, type);
   return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {

@@ -11,6 +11,7 @@
 //
 // Not thread-safe: one thread drives an operation at a time.
 #pragma once
+#include "wrap/confirm_window.hpp"
 #include "wrap/outcome.hpp"
 
 namespace cohort::wrap {
@@ -54,8 +55,18 @@ class CollectiveOp {
   int attempt() const { return attempt_; }
   /// The pending shrink is followed by a retry (the adapter marks the substitute abandoned first).
   bool retry_pending() const { return after_shrink_ == After::retry; }
-  /// The agreement input of this rank (window_code of its call number and whether its request completed).
-  int agreement_code() const { return window_code(call_no_, completed_); }
+  /// With a confirmation window W > 1 (wrap/confirm_window.hpp) every agreement on the alias, this one's
+  /// included, gives the count of calls the rank completed (count_code), since ranks may be up to W calls
+  /// apart; call this before the first step.
+  void use_counts() { counts_ = true; }
+  bool counts() const { return counts_; }
+  /// Calls completed on this rank as counted by count_code: the call number, plus one once it completed.
+  unsigned long long count() const { return call_no_ + (completed_ ? 1 : 0); }
+  /// The agreement input of this rank (window_code of its call number and whether its request completed;
+  /// count_code of call_no + completed with use_counts).
+  int agreement_code() const {
+    return counts_ ? count_code(call_no_ + (completed_ ? 1 : 0)) : window_code(call_no_, completed_);
+  }
   /// The last agreement's reading, for log lines.
   Window window() const { return window_; }
 
@@ -100,7 +111,16 @@ class CollectiveOp {
   /// an all-to-one call's root is in that set (its result is lost with it).
   void agreed(int code, bool ok, bool failures, bool root_lost) {
     bool all_completed = false;
-    window_ = read_window(code, call_no_, &all_completed);
+    if (counts_) {
+      // Every survivor completed this call iff the lowest count is past it; a rank that is past it while
+      // others are not has not returned from it (only deferred calls return unconfirmed, and a settled
+      // window precedes this one), so the call is retried by all.
+      CompletedSpan span;
+      window_ = read_span(code, call_no_ + (completed_ ? 1 : 0), &span) ? Window::same_call : Window::inconsistent;
+      all_completed = window_ == Window::same_call && span.low >= call_no_ + 1;
+    } else {
+      window_ = read_window(code, call_no_, &all_completed);
+    }
     all_completed = all_completed && ok;
     switch (window_) {
       case Window::same_call: break;
@@ -149,7 +169,7 @@ class CollectiveOp {
   After after_shrink_ = After::finish;
   Window window_ = Window::same_call;
   int attempt_ = 0, sub_size_ = 0, request_rc_ = 0;
-  bool completed_ = false, posted_ = false;
+  bool completed_ = false, posted_ = false, counts_ = false;
 };
 
 }  // namespace cohort::wrap

@@ -12,6 +12,7 @@
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
 #include "wrap/collective_op.hpp"
+#include "wrap/deferred.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/nbc.hpp"
 #include "wrap/outcome.hpp"
@@ -63,6 +64,23 @@ Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world) : handle_(comm) {
 }
 
 Alias::~Alias() = default;
+
+deferred::State &Alias::deferred_state() {
+  if (has_deferred_.load(std::memory_order_acquire)) return *deferred_;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!deferred_) deferred_ = std::make_unique<deferred::State>();
+  has_deferred_.store(true, std::memory_order_release);
+  return *deferred_;
+}
+
+void for_each_alias(const std::function<void(Alias &)> &f) {
+  std::vector<Alias *> all;
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mu);
+    for (auto &kv : g_registry) all.push_back(kv.second.get());
+  }
+  for (Alias *a : all) f(*a);
+}
 
 bool Alias::known_failed(int r) const {
   const RankMap &m = current().map;
@@ -224,8 +242,12 @@ int run_ulfm(Alias &alias, const CallDesc &call, PostFn post) {
   return ulfm::raise(h, ulfm::Failure::proc_failed, call.name);
 }
 
-OpAdapter::OpAdapter(Alias &alias, const CallDesc &call)
-    : alias_(alias), call_(call), op_(alias.next_call(), call.shape == Shape::communicator) {}
+OpAdapter::OpAdapter(Alias &alias, const CallDesc &call) : OpAdapter(alias, call, alias.next_call()) {}
+
+OpAdapter::OpAdapter(Alias &alias, const CallDesc &call, unsigned long long call_no)
+    : alias_(alias), call_(call), op_(call_no, call.shape == Shape::communicator) {
+  if (deferred::window() > 1) op_.use_counts();
+}
 
 OpAdapter::~OpAdapter() = default;
 
@@ -347,6 +369,8 @@ bool OpAdapter::step(PostFn post, bool wait_) {
       bool root_lost = call_.output_at_root && sub_root_ >= 0 &&
                        std::binary_search(failed_.begin(), failed_.end(), sub_root_);
       op_.agreed(agreed_code_, rc == MPI_SUCCESS, !failed_.empty(), root_lost);
+      CompletedSpan span;
+      if (op_.counts() && read_span(agreed_code_, op_.count(), &span)) deferred::note_span(alias_, span);
       return true;
     }
     case OpAction::shrink:
@@ -390,7 +414,17 @@ int OpAdapter::result() {
 int run(Alias &alias, const CallDesc &call, PostFn post) {
   nbc::finish_all(alias);
   if (ulfm::active(alias.handle())) return run_ulfm(alias, call, post);
-  OpAdapter op(alias, call);
+  if (deferred::window() > 1) {
+    // Deferred confirmation: a small Barrier, Bcast, Reduce or Allreduce may return unconfirmed; any other
+    // collective first completes every pending confirmation (a settle point, wrap/deferred.hpp).
+    if (call.defer != nullptr) return deferred::run(alias, call, post);
+    deferred::settle_all(nullptr);
+  }
+  return run_numbered(alias, call, post, alias.next_call());
+}
+
+int run_numbered(Alias &alias, const CallDesc &call, PostFn post, unsigned long long call_no) {
+  OpAdapter op(alias, call, call_no);
   while (op.next() != OpAction::done) op.step(post, true);
   return op.result();
 }

@@ -27,6 +27,9 @@
 //      all-to-one call whose root is in that set lost its result with the root: the dead-root policy
 //      decides). Others one call ahead: this call completed everywhere (the root too), shrink and
 //      return. Others one call behind: theirs completed; shrink with them, then retry this call.
+//   With COHORT_CONFIRM_WINDOW > 1, a small blocking Barrier, Bcast, Reduce or Allreduce (CallDesc::defer)
+//   returns before its barrier completed and every other call settles the pending ones first
+//   (wrap/deferred.hpp); every agreement on the alias then carries counts of completed calls (use_counts).
 //   6. The inject hook CallDesc::posted_hook (e.g. "bcast.posted") is reached once per call, after the
 //      first attempt was posted, for COHORT_INJECT_FAILURE=rank=R,at=bcast.posted[,hit=k] tests.
 //
@@ -54,6 +57,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -67,6 +71,20 @@
 #include "wrap/rankmap.hpp"
 
 namespace cohort::wrap {
+
+namespace deferred {
+struct State;
+enum class Kind { barrier, bcast, reduce, allreduce };
+/// What deferred confirmation (wrap/deferred.hpp) needs of a blocking Barrier, Bcast, Reduce or Allreduce.
+struct Buffers {
+  Kind kind = Kind::barrier;
+  const void *input = nullptr;  ///< Reduce/Allreduce: sendbuf (may be MPI_IN_PLACE); Bcast: the buffer
+  void *result = nullptr;       ///< Bcast: the buffer; Reduce: recvbuf (root); Allreduce: recvbuf
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+};
+}  // namespace deferred
 
 /// What one post of a collective needs to stay alive while MPI may use it: positional layouts (counts and
 /// displacements per substitute rank; slot 0 and 1: receive and send side), datatypes per substitute rank
@@ -134,6 +152,10 @@ class Alias {
   /// member, since they call the same collectives in the same order; serialised like them).
   unsigned long long next_call() { return calls_++; }
 
+  /// The window of unconfirmed collectives (wrap/deferred.hpp), made at first use. Thread-safe.
+  deferred::State &deferred_state();
+  bool has_deferred_state() const { return has_deferred_.load(std::memory_order_acquire); }
+
   /// Frees the substitutes that no abandoned request uses, except the alias itself (local call).
   /// Returns false when the alias handle itself has an abandoned request (then it must not be freed).
   bool release_substitutes();
@@ -144,7 +166,12 @@ class Alias {
   std::atomic<const Substitute *> current_;
   std::mutex mu_;                                     // guards history_
   std::vector<std::unique_ptr<Substitute>> history_;  // every substitute ever published
+  std::unique_ptr<deferred::State> deferred_;        // guarded by mu_ until has_deferred_
+  std::atomic<bool> has_deferred_{false};
 };
+
+/// Calls f on every registered alias (under the registry's lock: f must not register or free aliases).
+void for_each_alias(const std::function<void(Alias &)> &f);
 
 /// Registers MPI_COMM_WORLD (from the MPI_Init wrappers, once, after repair::init; collective over
 /// MPI_COMM_WORLD). Its first substitute is a private communicator over world's survivors
@@ -201,6 +228,9 @@ struct CallDesc {
   /// A nonblocking collective (completion `nonblocking` in wrap/calls.def): the program's request handle,
   /// which the post function hands to wrap/nbc.hpp instead of running the call to the end. Else null.
   MPI_Request *request = nullptr;
+  /// A blocking Barrier, Bcast, Reduce or Allreduce that may return before it is confirmed
+  /// (COHORT_CONFIRM_WINDOW > 1, wrap/deferred.hpp): its buffers. Else null.
+  const deferred::Buffers *defer = nullptr;
 };
 
 /// The description of a wrapped call from its wrap/calls.def row; root is the call's root argument (alias
@@ -223,6 +253,8 @@ class OpAdapter {
  public:
   /// Takes the alias's next call number (Alias::next_call).
   OpAdapter(Alias &alias, const CallDesc &call);
+  /// Runs as the alias's call number call_no (a retry or a replay of deferred confirmation).
+  OpAdapter(Alias &alias, const CallDesc &call, unsigned long long call_no);
   ~OpAdapter();
   OpAdapter(const OpAdapter &) = delete;
   OpAdapter &operator=(const OpAdapter &) = delete;
@@ -258,6 +290,9 @@ class OpAdapter {
 /// Runs one collective resiliently on `alias` (the loop above). Returns MPI_SUCCESS, the policy's
 /// result when the root is dead, or an MPI error code (already passed to the alias's error handler).
 int run(Alias &alias, const CallDesc &call, PostFn post);
+
+/// run() as the alias's call number call_no, confirmed before it returns, without settling windows.
+int run_numbered(Alias &alias, const CallDesc &call, PostFn post, unsigned long long call_no);
 
 /// MPI_Barrier among the survivors of alias (also MPI_Finalize's survivors-only barrier).
 int barrier(Alias &alias);

@@ -17,6 +17,7 @@
 #include "detector/settings.hpp"
 #include "repair/repair.hpp"
 #include "wrap/calls.h"
+#include "wrap/deferred.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/hierarchy.hpp"
@@ -46,6 +47,7 @@ void check_settings(int rank) {
   }
   check_policy_variables(per_call);
   p2p::send_retries();
+  deferred::check_settings();
   ulfm::read_setting();
   hierarchy::read_setting();
   if (rank != 0) return;

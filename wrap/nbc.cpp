@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "detector/log.hpp"
+#include "wrap/deferred.hpp"
 #include "wrap/progress.hpp"
 
 namespace cohort::wrap::nbc {
@@ -124,6 +125,7 @@ Op *find(MPI_Request req) {
 }  // namespace
 
 int start(Alias &alias, const CallDesc &call, std::unique_ptr<OpState> state, OwnedPostFn post) {
+  deferred::settle_all(nullptr);  // a settle point (wrap/deferred.hpp)
   auto op = std::make_unique<Op>(alias, call);
   op->state = std::move(state);
   op->post = std::move(post);

@@ -208,5 +208,41 @@ TEST(CollectiveOp, InconsistentWindowIsReported) {
   EXPECT_EQ(op.outcome().kind, OpOutcome::inconsistent);
 }
 
+// With a confirmation window (use_counts), the agreement carries counts of completed calls
+// (wrap/confirm_window.hpp): a call finishes only if every contributor completed it.
+TEST(CollectiveOp, CountsEveryoneCompletedFinishes) {
+  CollectiveOp op(6, false);
+  op.use_counts();
+  post_first(op);
+  op.completed(0, true);
+  ASSERT_EQ(op.next(), OpAction::agree);
+  EXPECT_EQ(op.agreement_code(), count_code(7));
+  op.agreed(count_code(7) & count_code(8), true, true, false);  // another is past it, in its next call
+  ASSERT_EQ(op.next(), OpAction::shrink);
+  EXPECT_FALSE(op.retry_pending());
+  op.shrunk(0);
+  EXPECT_EQ(op.outcome().kind, OpOutcome::success);
+}
+
+TEST(CollectiveOp, CountsSomeoneShortRetries) {
+  CollectiveOp op(6, false);
+  op.use_counts();
+  post_first(op);
+  op.completed(0, true);
+  op.agreed(count_code(7) & count_code(6), true, true, false);  // another never completed call 6
+  ASSERT_EQ(op.next(), OpAction::shrink);
+  EXPECT_TRUE(op.retry_pending());
+}
+
+TEST(CollectiveOp, CountsTooFarApartAreInconsistent) {
+  CollectiveOp op(6, false);
+  op.use_counts();
+  post_first(op);
+  op.broken();
+  op.agreed(count_code(6) & count_code(6 + kMaxWindow + 1), true, true, false);
+  ASSERT_EQ(op.next(), OpAction::done);
+  EXPECT_EQ(op.outcome().kind, OpOutcome::inconsistent);
+}
+
 }  // namespace
 }  // namespace cohort::wrap

@@ -1,0 +1,323 @@
+// The window of unconfirmed collectives (wrap/confirm_window.hpp) without MPI: single-rank steps, then a
+// simulated job of N ranks running a program of collectives with deferred confirmation, with one rank
+// crashed at every step of every schedule; the survivors' agreement must give each the same span, every
+// call a survivor returned from must reach every other survivor as a replay, and the log stays bounded.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "wrap/confirm_window.hpp"
+
+namespace cohort::wrap {
+namespace {
+
+TEST(ConfirmWindow, WindowOneConfirmsEveryCallBeforeReturning) {
+  ConfirmWindow w(1);
+  w.completed(0, true);
+  EXPECT_FALSE(w.may_return());
+  w.confirmed(0);
+  EXPECT_TRUE(w.may_return());
+  EXPECT_TRUE(w.settled());
+}
+
+TEST(ConfirmWindow, AnAllToAllCallConfirmsTheCallsBeforeIt) {
+  ConfirmWindow w(4);
+  w.completed(0, false);  // a Bcast
+  w.log(0, {1});
+  w.completed(1, false);
+  w.log(1, {2});
+  EXPECT_EQ(w.unconfirmed(), 2);
+  w.completed(2, true);  // an Allreduce: every member entered it, so completed 0 and 1
+  w.log(2, {3});
+  EXPECT_EQ(w.confirmed(), 2u);
+  EXPECT_EQ(w.unconfirmed(), 1);
+  EXPECT_EQ(w.log_entries(), 1u);
+  EXPECT_EQ(w.logged(0), nullptr);
+  ASSERT_NE(w.logged(2), nullptr);
+}
+
+TEST(ConfirmWindow, TheWindowFillsAndABarrierEmptiesIt) {
+  ConfirmWindow w(2);
+  w.completed(0, false);
+  EXPECT_TRUE(w.may_return());
+  w.completed(1, false);
+  EXPECT_FALSE(w.may_return());
+  w.confirmed(0);
+  EXPECT_TRUE(w.may_return());
+  w.confirmed(1);
+  EXPECT_TRUE(w.settled());
+}
+
+TEST(ConfirmWindow, ReadsTheSpanAcrossTheWrapOfTheCode) {
+  for (std::uint64_t base = 0; base < 3 * kPositions; ++base) {
+    for (int spread = 0; spread <= kMaxWindow; ++spread) {
+      ConfirmWindow lo(kMaxWindow), hi(kMaxWindow);
+      for (std::uint64_t j = 0; j < base; ++j) lo.completed(j, true);
+      for (std::uint64_t j = 0; j < base + spread; ++j) hi.completed(j, true);
+      int agreed = lo.agreement_code() & hi.agreement_code();
+      CompletedSpan a, b;
+      ASSERT_TRUE(lo.read(agreed, &a));
+      ASSERT_TRUE(hi.read(agreed, &b));
+      EXPECT_EQ(a.low, base);
+      EXPECT_EQ(a.high, base + spread);
+      EXPECT_EQ(b.low, a.low);
+      EXPECT_EQ(b.high, a.high);
+    }
+  }
+}
+
+TEST(ConfirmWindow, RefusesCountsOneFurtherApartThanTheLargestWindow) {
+  // (wider spreads alias onto narrower ones: the protocol keeps survivors within W <= kMaxWindow)
+  ConfirmWindow lo(1), hi(1);
+  for (std::uint64_t j = 0; j < kMaxWindow + 1; ++j) hi.completed(j, true);
+  CompletedSpan s;
+  EXPECT_FALSE(lo.read(lo.agreement_code() & hi.agreement_code(), &s));
+}
+
+TEST(ConfirmWindow, RecoveryHandsOverTheCallsOthersMiss) {
+  ConfirmWindow ahead(4), behind(4);
+  for (std::uint64_t j = 0; j < 3; ++j) {
+    ahead.completed(j, false);
+    ahead.log(j, {static_cast<char>(j)});
+  }
+  behind.completed(0, false);
+  ahead.confirmed(0);
+  behind.confirmed(0);
+  int agreed = ahead.agreement_code() & behind.agreement_code();
+  CompletedSpan s;
+  ASSERT_TRUE(behind.read(agreed, &s));
+  EXPECT_EQ(s.low, 1u);
+  EXPECT_EQ(s.high, 3u);
+  std::vector<LogEntry> now = ahead.recover(s);
+  ASSERT_EQ(now.size(), 2u);
+  EXPECT_EQ(now[0].call, 1u);
+  EXPECT_EQ(now[1].call, 2u);
+  EXPECT_TRUE(ahead.recover(s).empty());
+  EXPECT_TRUE(behind.recover(s).empty());
+  EXPECT_EQ(behind.role(1), Role::replay);
+  behind.replayed(1);
+  EXPECT_EQ(behind.role(2), Role::replay);
+  behind.replayed(2);
+  EXPECT_EQ(behind.role(3), Role::normal);
+  EXPECT_EQ(ahead.role(3), Role::normal);
+}
+
+// ---- A simulated job ----
+// Call kinds: an all-to-all call completes on a rank once every rank posted it; a Bcast completes at its
+// root at once and elsewhere once the root posted it; a Reduce completes at non-roots at once and at the
+// root once every rank posted it. A confirming barrier completes once every rank posted it. A dead rank
+// posts nothing more; what it posted stays posted (MPI may still complete others' requests). After the
+// crash, a completion that needs the dead rank's posts may or may not happen (a broken tree).
+enum class Kind { allreduce, barrier, bcast, reduce };
+struct Call {
+  Kind kind;
+  int root;
+};
+bool all_entered(Kind k) { return k == Kind::allreduce || k == Kind::barrier; }
+
+struct Rank {
+  ConfirmWindow w;
+  std::uint64_t at = 0;  // the call in progress
+  enum Phase { post, wait_request, wait_return, done } phase = post;
+  std::vector<bool> posted, barrier_posted;
+  std::uint64_t returned = 0;  // calls the program got back
+  bool alive = true;
+  std::size_t max_log = 0;
+};
+
+struct Job {
+  std::vector<Call> program;
+  std::vector<Rank> ranks;
+  int crashed = -1;
+  std::mt19937 rng;
+
+  Job(int n, int w, std::vector<Call> p, unsigned seed) : program(std::move(p)), rng(seed) {
+    for (int r = 0; r < n; ++r) {
+      Rank k;
+      k.w = ConfirmWindow(w);
+      k.posted.assign(program.size(), false);
+      k.barrier_posted.assign(program.size(), false);
+      ranks.push_back(k);
+    }
+  }
+  bool everyone(std::uint64_t j, bool barrier) const {
+    for (const Rank &k : ranks) {
+      if (!(barrier ? k.barrier_posted[j] : k.posted[j])) return false;
+    }
+    return true;
+  }
+  // Whether the completion is possible, and (after a crash) whether the broken tree lets it happen.
+  bool may_complete(bool possible) { return possible && (crashed < 0 || rng() % 2 == 0); }
+  bool request_done(int r, std::uint64_t j) {
+    const Call &c = program[j];
+    switch (c.kind) {
+      case Kind::allreduce:
+      case Kind::barrier: return may_complete(everyone(j, false));
+      case Kind::bcast: return r == c.root || may_complete(ranks[c.root].posted[j]);
+      case Kind::reduce: return r != c.root || may_complete(everyone(j, false));
+    }
+    return false;
+  }
+  // One step of rank r; false when it cannot move.
+  bool step(int r) {
+    Rank &k = ranks[r];
+    if (!k.alive || k.phase == Rank::done) return false;
+    switch (k.phase) {
+      case Rank::post:
+        k.posted[k.at] = true;
+        k.phase = Rank::wait_request;
+        return true;
+      case Rank::wait_request: {
+        if (!request_done(r, k.at)) return false;
+        Kind kind = program[k.at].kind;
+        k.w.completed(k.at, all_entered(kind));
+        if (kind != Kind::barrier) k.w.log(k.at, {static_cast<char>(k.at)});
+        k.barrier_posted[k.at] = true;  // every call's confirming barrier is posted (waited for later)
+        k.max_log = std::max(k.max_log, k.w.log_entries());
+        k.phase = Rank::wait_return;
+        return true;
+      }
+      case Rank::wait_return: {
+        if (!k.w.may_return()) {
+          // wait for the oldest pending barrier
+          std::uint64_t b = k.w.confirmed();
+          if (!may_complete(everyone(b, true))) return false;
+          k.w.confirmed(b);
+          return true;
+        }
+        k.returned = k.at + 1;
+        k.phase = ++k.at == program.size() ? Rank::done : Rank::post;
+        return true;
+      }
+      case Rank::done: break;
+    }
+    return false;
+  }
+  // Steps random ranks until none moves or `limit` steps; returns the steps taken.
+  int run(int limit) {
+    int steps = 0;
+    const int n = static_cast<int>(ranks.size());
+    while (steps < limit) {
+      int first = static_cast<int>(rng() % n);
+      bool moved = false;
+      for (int i = 0; i < n && !moved; ++i) moved = step((first + i) % n);
+      if (!moved) break;
+      ++steps;
+    }
+    return steps;
+  }
+};
+
+std::vector<Call> random_program(std::mt19937 &rng, int n, int calls) {
+  std::vector<Call> p;
+  for (int i = 0; i < calls; ++i) p.push_back(Call{static_cast<Kind>(rng() % 4), static_cast<int>(rng() % n)});
+  return p;
+}
+
+// Checks the survivors' recovery after `job` stopped (every survivor detected the crash where it is).
+void check_recovery(Job &job, int w, const char *where) {
+  SCOPED_TRACE(where);
+  const int n = static_cast<int>(job.ranks.size());
+  std::uint64_t lo = UINT64_MAX, hi = 0;
+  for (const Rank &k : job.ranks) {
+    lo = std::min(lo, k.w.completed());
+    hi = std::max(hi, k.w.completed());
+  }
+  ASSERT_LE(hi - lo, static_cast<std::uint64_t>(w)) << "ranks further apart than the window";
+  // The dead rank contributed to the agreement or not (it died before or after sending its part).
+  for (bool dead_contributes : {false, true}) {
+    int agreed = ~0;
+    for (int r = 0; r < n; ++r) {
+      if (job.ranks[r].alive || dead_contributes) agreed &= job.ranks[r].w.agreement_code();
+    }
+    CompletedSpan first{};
+    bool have = false;
+    std::vector<ConfirmWindow> after;
+    for (int r = 0; r < n; ++r) {
+      const Rank &k = job.ranks[r];
+      if (!k.alive) continue;
+      CompletedSpan s;
+      ASSERT_TRUE(k.w.read(agreed, &s));
+      if (!have) first = s, have = true;
+      EXPECT_EQ(s.low, first.low);
+      EXPECT_EQ(s.high, first.high);
+      EXPECT_LE(s.low, k.w.completed());
+      EXPECT_GE(s.high, k.w.completed());
+      EXPECT_LE(k.max_log, static_cast<std::size_t>(w));
+    }
+    // Every call that a survivor returned from (or completed) at or after low reaches every other
+    // survivor: its holder hands the logged call over for a replay, the others run it as Role::replay.
+    for (int r = 0; r < n; ++r) {
+      if (!job.ranks[r].alive) continue;
+      ConfirmWindow win = job.ranks[r].w;
+      std::vector<LogEntry> now = win.recover(first);
+      for (std::uint64_t j = first.low; j < job.ranks[r].w.completed(); ++j) {
+        if (job.program[j].kind == Kind::barrier) continue;
+        bool handed = false;
+        for (const LogEntry &e : now) handed = handed || (e.call == j && e.payload == std::vector<char>{static_cast<char>(j)});
+        EXPECT_TRUE(handed) << "rank " << r << " completed call " << j << " but cannot replay it";
+      }
+      for (int o = 0; o < n; ++o) {
+        if (o == r || !job.ranks[o].alive) continue;
+        const Rank &other = job.ranks[o];
+        ConfirmWindow ow = other.w;
+        ow.recover(first);
+        for (std::uint64_t j = other.w.completed(); j < job.ranks[r].w.completed(); ++j) {
+          EXPECT_EQ(ow.role(j), Role::replay) << "rank " << o << " would not take call " << j << " from rank " << r;
+          ow.replayed(j);
+        }
+        EXPECT_EQ(ow.role(std::max(first.high, other.w.completed())), Role::normal);
+      }
+    }
+  }
+}
+
+TEST(ConfirmWindowJob, FaultFreeRanksStayWithinTheWindow) {
+  for (int w : {1, 2, 3, kMaxWindow}) {
+    for (unsigned seed = 0; seed < 30; ++seed) {
+      std::mt19937 rng(seed);
+      Job job(3, w, random_program(rng, 3, 20), seed);
+      for (;;) {
+        int n = job.run(1);
+        std::uint64_t lo = UINT64_MAX, hi = 0;
+        for (const Rank &k : job.ranks) lo = std::min(lo, k.w.completed()), hi = std::max(hi, k.w.completed());
+        ASSERT_LE(hi - lo, static_cast<std::uint64_t>(w));
+        if (n == 0) break;
+      }
+      for (const Rank &k : job.ranks) EXPECT_EQ(k.returned, job.program.size()) << "w " << w << " seed " << seed;
+    }
+  }
+}
+
+TEST(ConfirmWindowJob, CrashAtEveryStep) {
+  int checked = 0;
+  for (int n : {2, 3, 4}) {
+    for (int w : {1, 2, 3, kMaxWindow}) {
+      for (unsigned seed = 0; seed < 6; ++seed) {
+        std::mt19937 prng(seed * 31 + n);
+        std::vector<Call> program = random_program(prng, n, 14);
+        int total = Job(n, w, program, seed).run(1 << 20);
+        for (int at = 0; at <= total; ++at) {
+          for (int victim = 0; victim < n; ++victim) {
+            Job job(n, w, program, seed);
+            job.run(at);
+            job.ranks[victim].alive = false;
+            job.crashed = victim;
+            job.run(1 << 20);  // the survivors go on until they need the dead rank (then they detect it)
+            char where[96];
+            std::snprintf(where, sizeof where, "n %d w %d seed %u crash at step %d of rank %d", n, w, seed, at, victim);
+            check_recovery(job, w, where);
+            if (HasFatalFailure()) return;
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+}  // namespace
+}  // namespace cohort::wrap

@@ -1,0 +1,195 @@
+// The window of unconfirmed collectives on one communicator (alias): deferred confirmation as a sans-IO
+// state machine (no MPI, no clock, no threads). Unit-tested in tests/unit/wrap_confirm_window_test.cpp.
+//
+// Today's driver (W = 1) confirms each collective before it returns: an MPI_Ibarrier posted once the
+// rank's own request completed (wrap/outcome.hpp). With a window of W calls, a rank still posts that
+// barrier after every call (every member posts the same barriers in the same order, so a rank can wait
+// for any of them at any time), but returns once its own request completed and at most W - 1 completed
+// calls are unconfirmed; the barriers are completed later (at a settle point, or when the window is
+// full). What confirms call j on a rank:
+//   - its confirming barrier (posted after j) completed: every member completed every call <= j;
+//   - its own request of a later all-to-all call k > j completed (Barrier, Allreduce: no member finishes
+//     before every member entered k, and a member enters k only after its calls < k completed). So a loop
+//     of Allreduces needs no barrier at all: call k + 1 confirms call k.
+// Spread: a rank that returned from call k had confirmed every call <= k - W + 1, so every member had
+// completed them: two survivors' counts of completed calls differ by at most W (W = 1: today's "one call
+// apart").
+//
+// On a failure the survivors agree (repair::agree, a bitwise AND) on agreement_code(): bit
+// (completed count mod kPositions) cleared. read() turns the AND into the lowest and highest completed
+// count among the contributors (the Span). Then, on every survivor:
+//   - calls < low completed everywhere: nothing to do;
+//   - calls in [low, completed()) completed here: this rank replays them at once from its log (it holds
+//     the result the others lack), outputs into scratch, never into the program's buffers;
+//   - calls in [completed(), high): some survivor completed them; this rank runs each one, as its program
+//     reaches it, as a replay that takes a holder's result (Role::replay);
+//   - calls >= high: completed by no contributor, run as usual (retried on the shrunk substitute).
+// A replay of call j is itself one resilient collective with immediate confirmation (W = 1) among the
+// survivors: each gives "I hold j's result" and the result; if nobody holds it (its holders died), every
+// survivor runs call j as a plain retry, which is the uniform outcome since no survivor returned from it
+// (a survivor that returned from j completed it and holds it). A Barrier needs no log: one survivor's
+// completion of barrier j implies every member entered it.
+//
+// Sources: Legio (Rocco, Gadioli, Palermo 2021) section 4, the broadcast notification problem (P.3);
+// Chandy-Lamport style "replay from a log to the stragglers" as in message-logging protocols (Elnozahy et
+// al. 2002, section 4).
+//
+// Not thread-safe: collectives on one communicator are serialised (MPI's rule), and so is the window.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <utility>
+#include <vector>
+
+namespace cohort::wrap {
+
+/// The largest window (COHORT_CONFIRM_WINDOW): the agreement code has room for 2 (kMaxWindow + 1) counts.
+constexpr int kMaxWindow = 8;
+/// Positions in the agreement code (bits 0 .. kPositions - 1).
+constexpr int kPositions = 2 * (kMaxWindow + 1);
+
+/// The lowest and highest count of completed calls among the ranks that contributed to an agreement.
+struct CompletedSpan {
+  std::uint64_t low = 0, high = 0;
+};
+
+/// What a rank does with call j after a recovery (ConfirmWindow::role).
+enum class Role {
+  normal,  ///< as usual
+  replay,  ///< some survivor completed j: take its result (a replay), run the call only if no holder is left
+};
+
+/// The agreement input of a rank that completed `completed` calls: bits 0 .. kPositions - 1 all set but
+/// bit completed % kPositions; higher bits set.
+inline int count_code(std::uint64_t completed) {
+  return static_cast<int>(~0u & ~(1u << (completed % kPositions)));
+}
+
+/// Reads the agreed AND of count_code() at a rank that completed `mine` calls: the lowest and highest
+/// count among the contributors. False when the counts do not fit one window (a defect: more than
+/// kMaxWindow apart).
+inline bool read_span(int agreed, std::uint64_t mine, CompletedSpan *span) {
+  unsigned cleared = ~static_cast<unsigned>(agreed) & ((1u << kPositions) - 1);
+  if (cleared == 0) return false;  // my own bit is always cleared
+  // The cleared positions lie on an arc of at most kMaxWindow + 1 positions (half the circle): it starts
+  // at the first cleared position after the longest run of set ones.
+  int best_start = -1, best_len = -1;
+  for (int p = 0; p < kPositions; ++p) {
+    bool set = !(cleared & (1u << p)), prev_cleared = cleared & (1u << ((p + kPositions - 1) % kPositions));
+    if (!set || !prev_cleared) continue;
+    int len = 0;
+    while (len < kPositions && !(cleared & (1u << ((p + len) % kPositions)))) ++len;
+    if (len > best_len) best_len = len, best_start = (p + len) % kPositions;
+  }
+  if (best_start < 0) return false;  // everything cleared
+  int arc = kPositions - best_len;   // from best_start, arc positions cover every cleared one
+  if (arc > kMaxWindow + 1) return false;
+  int me = static_cast<int>(mine % kPositions);
+  int below = (me - best_start + kPositions) % kPositions;  // mine - low
+  if (below >= arc) return false;
+  span->low = mine - static_cast<std::uint64_t>(below);
+  span->high = span->low + static_cast<std::uint64_t>(arc - 1);
+  return true;
+}
+
+/// One logged call: what a replay needs (what the adapter saved: a result, or an input to re-run).
+template <typename Payload>
+struct LogEntryT {
+  std::uint64_t call = 0;
+  Payload payload;
+};
+
+/// Payload: what the adapter logs per call (the tests log bytes).
+template <typename Payload>
+class ConfirmWindowT {
+ public:
+  using LogEntry = LogEntryT<Payload>;
+  /// w: 1 .. kMaxWindow (the caller checks the setting).
+  explicit ConfirmWindowT(int w = 1) : w_(std::clamp(w, 1, kMaxWindow)) {}
+
+  int size() const { return w_; }
+  /// Calls whose own request completed here (calls 0 .. completed() - 1).
+  std::uint64_t completed() const { return completed_; }
+  /// Calls known completed by every member (calls 0 .. confirmed() - 1).
+  std::uint64_t confirmed() const { return confirmed_; }
+  /// Completed here, not yet confirmed.
+  int unconfirmed() const { return static_cast<int>(completed_ - confirmed_); }
+  /// The program may get control back (return from the call just completed): at most W - 1 unconfirmed.
+  bool may_return() const { return unconfirmed() <= w_ - 1; }
+  /// Nothing pending: a settle point (point-to-point, other communicators, Finalize, ...) may go on.
+  bool settled() const { return completed_ == confirmed_; }
+
+  /// This rank's request of call j (== completed()) completed. all_entered: the call is all-to-all
+  /// (Barrier, Allreduce), so its completion proves every member entered it: calls < j are confirmed.
+  void completed(std::uint64_t j, bool all_entered) {
+    completed_ = j + 1;
+    if (all_entered) confirm_below(j);
+  }
+  /// The confirming barrier posted after call j completed: calls <= j are confirmed.
+  void confirmed(std::uint64_t j) { confirm_below(j + 1); }
+
+  /// Logs what a replay of call j needs. Entries of confirmed calls are dropped.
+  void log(std::uint64_t j, Payload payload) {
+    log_.push_back(LogEntry{j, std::move(payload)});
+    confirm_below(confirmed_);
+  }
+  /// The logged entry of call j, or nullptr.
+  const LogEntry *logged(std::uint64_t j) const {
+    for (const LogEntry &e : log_) {
+      if (e.call == j) return &e;
+    }
+    return nullptr;
+  }
+  std::size_t log_entries() const { return log_.size(); }
+  /// Calls f(entry) on every logged entry, oldest first.
+  template <typename F>
+  void for_each_logged(F &&f) const {
+    for (const LogEntry &e : log_) f(e);
+  }
+
+  // ---- Recovery ----
+
+  /// The agreement input: bits 0 .. kPositions - 1 all set but bit completed() % kPositions; higher bits set.
+  int agreement_code() const { return count_code(completed_); }
+
+  /// Reads the agreed AND of agreement_code() at this rank (read_span). False: a defect (see read_span).
+  bool read(int agreed, CompletedSpan *span) const { return read_span(agreed, completed_, span); }
+
+  /// After the agreement (and the shrink): hands over the logged calls this rank must replay now, as a
+  /// holder ([span.low, completed()), in call order; a Barrier has no entry: nobody replays it); calls up to
+  /// span.high - 1 that it has not completed become Role::replay. The window restarts empty (every logged
+  /// call is either handed over or before span.low, completed everywhere).
+  std::vector<LogEntry> recover(const CompletedSpan &span) {
+    std::vector<LogEntry> now;
+    for (LogEntry &e : log_) {
+      if (e.call >= span.low && e.call < completed_) now.push_back(std::move(e));
+    }
+    log_.clear();
+    replay_until_ = std::max(replay_until_, span.high);
+    confirmed_ = completed_;
+    return now;
+  }
+  /// The role of call j (the next call: j == completed()) after the last recovery.
+  Role role(std::uint64_t j) const { return j < replay_until_ && j >= completed_ ? Role::replay : Role::normal; }
+  /// A replay of call j (Role::replay) ended here, confirmed like a W = 1 call.
+  void replayed(std::uint64_t j) {
+    completed_ = std::max(completed_, j + 1);
+    confirmed_ = std::max(confirmed_, j + 1);
+  }
+
+ private:
+  void confirm_below(std::uint64_t n) {
+    confirmed_ = std::max(confirmed_, std::min(n, completed_));
+    while (!log_.empty() && log_.front().call < confirmed_) log_.pop_front();
+  }
+
+  int w_;
+  std::uint64_t completed_ = 0, confirmed_ = 0, replay_until_ = 0;
+  std::deque<LogEntry> log_;
+};
+
+using ConfirmWindow = ConfirmWindowT<std::vector<char>>;
+using LogEntry = ConfirmWindow::LogEntry;
+
+}  // namespace cohort::wrap

@@ -1,0 +1,422 @@
+// Deferred confirmation: the MPI adapter of wrap/confirm_window.hpp (see wrap/deferred.hpp).
+#include "wrap/deferred.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "detector/env.hpp"
+#include "detector/inject.hpp"
+#include "detector/log.hpp"
+#include "repair/repair.hpp"
+#include "wrap/driver.hpp"
+#include "wrap/progress.hpp"
+
+namespace cohort::wrap::deferred {
+namespace {
+
+long read_setting(const char *name, long fallback, long lo, long hi) {
+  auto v = env::get_long(name, fallback, lo, hi);
+  if (!v) log::fatal(2, "invalid %s='%s' (expected a whole number in %ld..%ld)", name, env::get(name)->c_str(), lo, hi);
+  return *v;
+}
+
+// The predefined datatypes and ops a replay can name by index (a replay may run after the program freed
+// its own types and ops, so only predefined ones are deferred).
+const std::vector<MPI_Datatype> &types() {
+  static const std::vector<MPI_Datatype> t = {
+      MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT, MPI_UNSIGNED,
+      MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE,
+      MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
+      MPI_UINT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_WCHAR, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+      MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
+  return t;
+}
+const std::vector<MPI_Op> &ops() {
+  static const std::vector<MPI_Op> o = {MPI_SUM,  MPI_PROD, MPI_MAX,  MPI_MIN,  MPI_LAND,   MPI_BAND,
+                                        MPI_LOR,  MPI_BOR,  MPI_LXOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+  return o;
+}
+template <typename T>
+int index_of(const std::vector<T> &v, T x) {
+  auto it = std::find(v.begin(), v.end(), x);
+  return it == v.end() ? -1 : static_cast<int>(it - v.begin());
+}
+
+// A replay's wire record: this header, then the data.
+struct Header {
+  int flag, reduces, count, type_index, op_index;
+};
+
+// "Holder wins": the higher flag wins (2: a result, 1: an input, 0: nothing); two inputs of a reduction
+// are reduced with the call's own op. Commutative and associative (predefined ops are commutative).
+void pick(void *in, void *inout, int *len, MPI_Datatype *type) {
+  int size = 0;
+  PMPI_Type_size(*type, &size);
+  for (int i = 0; i < *len; ++i) {
+    char *a = static_cast<char *>(in) + static_cast<std::size_t>(i) * size;
+    char *b = static_cast<char *>(inout) + static_cast<std::size_t>(i) * size;
+    Header ha, hb;
+    std::memcpy(&ha, a, sizeof ha);
+    std::memcpy(&hb, b, sizeof hb);
+    if (ha.flag > hb.flag) {
+      std::memcpy(b, a, static_cast<std::size_t>(size));
+    } else if (ha.flag == 1 && hb.flag == 1 && ha.reduces && ha.count > 0) {
+      PMPI_Reduce_local(a + sizeof(Header), b + sizeof(Header), ha.count, types()[ha.type_index], ops()[ha.op_index]);
+    }
+  }
+}
+
+MPI_Op pick_op() {
+  static MPI_Op op = [] {
+    MPI_Op o;
+    PMPI_Op_create(&pick, 1, &o);
+    return o;
+  }();
+  return op;
+}
+
+int type_bytes(MPI_Datatype type, int count) {
+  int size = 0;
+  PMPI_Type_size(type, &size);
+  return size * count;
+}
+
+bool all_entered(Kind k) { return k == Kind::barrier || k == Kind::allreduce; }
+
+void mark_unsettled(State &st) {
+  if (!st.counted) {
+    st.counted = true;
+    g_unsettled.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+void mark_settled(State &st) {
+  if (st.counted && st.barriers.empty() && st.win.settled()) {
+    st.counted = false;
+    g_unsettled.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+// Tests the pending barriers in order: each completed one confirms the calls up to its own.
+void drain(State &st) {
+  while (!st.barriers.empty()) {
+    int done = 0;
+    if (PMPI_Test(&st.barriers.front().second, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done) return;
+    st.win.confirmed(st.barriers.front().first);
+    st.barriers.pop_front();
+  }
+}
+
+// The calls' logged records stay in the State; replays read them from there.
+int replay(Alias &alias, std::uint64_t j, const Record &rec, void *result);
+
+// The survivors agree on their counts of completed calls, shrink, and this rank replays, as a holder, the
+// calls that others may miss. Returns MPI_SUCCESS or an MPI error of the shrink.
+int recover(Alias &alias, State &st, const char *call) {
+  const Substitute &sub = alias.current();
+  if (!st.barriers.empty()) {
+    // NOTE: a barrier in flight stays with MPI: its substitute is never freed.
+    st.barrier_sub->abandoned.store(true);
+    st.barriers.clear();
+  }
+  int code = st.win.agreement_code();
+  std::vector<int> failed;
+  repair::agree(sub.comm, &code, &failed);
+  CompletedSpan span{st.win.completed(), st.win.completed()};
+  if (!st.win.read(code, &span)) {
+    COHORT_LOG_ERROR("%s: survivors further apart than the confirmation window (agreed code %#x)", call,
+                     static_cast<unsigned>(code));
+  }
+  COHORT_LOG_INFO("%s: survivors completed %llu to %llu calls (this rank %llu); replaying what others miss", call,
+                  static_cast<unsigned long long>(span.low), static_cast<unsigned long long>(span.high),
+                  static_cast<unsigned long long>(st.win.completed()));
+  sub.abandoned.store(true);  // (requests of others may still be pending on it)
+  int rc = alias.shrink(sub, call);
+  if (rc != MPI_SUCCESS) return rc;
+  for (auto &e : st.win.recover(span)) {
+    int r = replay(alias, e.call, e.payload, nullptr);
+    if (r != MPI_SUCCESS) rc = r;
+  }
+  mark_settled(st);
+  return rc;
+}
+
+// Waits for the oldest pending barrier; on a failure, recovers. Returns false after a recovery.
+bool wait_oldest(Alias &alias, State &st, const char *call, int *rc) {
+  const Substitute *sub = st.barrier_sub;
+  Watch watch;
+  watch.broken = [sub] { return sub->any_member_failed(); };
+  if (wait(&st.barriers.front().second, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
+    st.win.confirmed(st.barriers.front().first);
+    st.barriers.pop_front();
+    return true;
+  }
+  *rc = recover(alias, st, call);
+  return false;
+}
+
+// Posts the confirming barrier after call j (every member posts the same barriers in the same order).
+void post_barrier(State &st, const Substitute &sub, std::uint64_t j) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (PMPI_Ibarrier(sub.comm, &req) != MPI_SUCCESS) return;  // then waiting for a later one confirms j
+  st.barriers.emplace_back(j, req);
+  st.barrier_sub = &sub;
+  mark_unsettled(st);
+  inject::point("confirm.posted");
+}
+
+int replay(Alias &alias, std::uint64_t j, const Record &rec, void *result) {
+  const char *name = rec.name;
+  if (rec.kind == Kind::barrier) return MPI_SUCCESS;  // one survivor's completion: every member entered it
+  const std::size_t n = rec.data.size();
+  // NOTE: an abandoned attempt may still use the buffers and the type: then they are leaked.
+  auto *bufs = new std::vector<char>[2]{std::vector<char>(sizeof(Header) + n), std::vector<char>(sizeof(Header) + n)};
+  std::vector<char> &send = bufs[0], &recv = bufs[1];
+  Header h{rec.flag, rec.kind != Kind::bcast, rec.count, rec.type_index, rec.op_index};
+  std::memcpy(send.data(), &h, sizeof h);
+  if (n > 0) std::memcpy(send.data() + sizeof h, rec.data.data(), n);
+  MPI_Datatype record;
+  PMPI_Type_contiguous(static_cast<int>(send.size()), MPI_BYTE, &record);
+  PMPI_Type_commit(&record);
+  CallDesc d{name, nullptr, Shape::all_to_all};
+  OpAdapter op(alias, d, j);
+  auto post = [&](const Substitute &s, int, MPI_Request *req) {
+    return PMPI_Iallreduce(send.data(), recv.data(), 1, record, pick_op(), s.comm, req);
+  };
+  while (op.next() != OpAction::done) op.step(post, true);
+  int rc = op.result();
+  std::vector<char> out = recv;
+  if (!op.abandoned()) {
+    PMPI_Type_free(&record);
+    delete[] bufs;
+  }
+  if (rc != MPI_SUCCESS) return rc;
+  Header got;
+  std::memcpy(&got, out.data(), sizeof got);
+  const bool root_member = rec.root < 0 || alias.member(rec.root);
+  if (rec.kind == Kind::bcast && (got.flag < 2 || !root_member)) {
+    if (got.flag < 2) {
+      char what[96];
+      std::snprintf(what, sizeof what, "root %d died before any survivor got its data", rec.root);
+      return apply_policy(alias, dead_root_policy(name, rec.dead_root), name, what);
+    }
+  }
+  if (rec.kind == Kind::reduce && !root_member) {
+    char what[96];
+    std::snprintf(what, sizeof what, "root %d died before it had the result", rec.root);
+    return apply_policy(alias, dead_root_policy(name, rec.dead_root), name, what);
+  }
+  if (result != nullptr && got.flag > 0 && n > 0) std::memcpy(result, out.data() + sizeof got, n);
+  return MPI_SUCCESS;
+}
+
+int alias_rank(const Alias &alias) {
+  int me = -1;
+  PMPI_Comm_rank(alias.handle(), &me);
+  return me;
+}
+
+// Where a replay of a call this rank did not complete writes the result: Bcast's buffer, Allreduce's
+// recvbuf, Reduce's recvbuf at the root; nowhere else.
+void *output(const Alias &alias, const CallDesc &call, const Buffers &b) {
+  switch (b.kind) {
+    case Kind::barrier: return nullptr;
+    case Kind::reduce: return alias_rank(alias) == call.root ? b.result : nullptr;
+    default: return b.result;
+  }
+}
+
+// A record of the call without data (flag 0).
+Record blank_record(const CallDesc &call, const Buffers &b, Kind kind) {
+  Record r;
+  r.kind = kind;
+  r.name = call.name;
+  r.dead_root = call.dead_root;
+  r.root = call.root;
+  r.count = b.count;
+  r.type_index = index_of(types(), b.type);
+  r.op_index = b.op == MPI_OP_NULL ? -1 : index_of(ops(), b.op);
+  return r;
+}
+
+// This rank's record of a call it did not complete (its input, or a Bcast root's data).
+Record own_record(const Alias &alias, const CallDesc &call, const Buffers &b, Kind kind) {
+  Record r = blank_record(call, b, kind);
+  const int bytes = kind == Kind::barrier ? 0 : type_bytes(b.type, b.count);
+  const bool root = call.root >= 0 && alias_rank(alias) == call.root;
+  const void *in = b.input == MPI_IN_PLACE ? b.result : b.input;
+  if (kind == Kind::bcast) {
+    r.flag = root ? 2 : 0;  // the root holds the data whether or not its request completed
+    r.data.resize(static_cast<std::size_t>(bytes));
+    if (root && bytes > 0) std::memcpy(r.data.data(), b.input, static_cast<std::size_t>(bytes));
+  } else if (kind != Kind::barrier) {
+    r.flag = 1;
+    r.data.assign(static_cast<const char *>(in), static_cast<const char *>(in) + bytes);
+  }
+  return r;
+}
+
+// Call j as Role::replay on this rank: takes a holder's result (saved: this rank's record taken before an
+// abandoned post, else made now). The call's inject hook is reached if `hook`.
+int replay_mine(Alias &alias, State &st, const CallDesc &call, const Buffers &b, std::uint64_t j, const Record *saved,
+                bool hook) {
+  Record own = saved != nullptr && b.kind != Kind::bcast ? *saved : own_record(alias, call, b, b.kind);
+  int rc = replay(alias, j, own, output(alias, call, b));
+  st.win.replayed(j);
+  if (hook && call.posted_hook != nullptr) inject::point(call.posted_hook);
+  return rc;
+}
+
+bool deferrable(const Alias &alias, const CallDesc &call, const Buffers &b) {
+  if (window() <= 1) return false;
+  if (b.kind == Kind::barrier) return true;
+  if (static_cast<long>(type_bytes(b.type, b.count)) > max_bytes() || index_of(types(), b.type) < 0) return false;
+  if (b.kind != Kind::bcast && index_of(ops(), b.op) < 0) return false;
+  // NOTE: a non-root returns before the root's fate is known: only `skip` lets a dead root's Reduce pass
+  // unnoticed, as it does when W = 1.
+  if (b.kind == Kind::reduce && dead_root_policy(call.name, call.dead_root) != Policy::skip) return false;
+  (void)alias;
+  return true;
+}
+
+}  // namespace
+
+State::State() : win(window()) {}
+
+int window() {
+  static const int w = static_cast<int>(read_setting("COHORT_CONFIRM_WINDOW", 1, 1, kMaxWindow));
+  return w;
+}
+
+long max_bytes() {
+  static const long b = read_setting("COHORT_CONFIRM_MAX_BYTES", 4096, 0, 1L << 20);
+  return b;
+}
+
+void check_settings() {
+  window();
+  max_bytes();
+}
+
+void note_span(Alias &alias, const CompletedSpan &span) {
+  State &st = alias.deferred_state();
+  std::lock_guard<std::recursive_mutex> lock(st.mu);
+  st.win.recover(span);
+}
+
+void settle(Alias &alias) {
+  State &st = alias.deferred_state();
+  std::lock_guard<std::recursive_mutex> lock(st.mu);
+  int rc = MPI_SUCCESS;
+  while (!st.barriers.empty()) {
+    if (!wait_oldest(alias, st, "settling confirmations", &rc)) break;
+  }
+  if (!st.win.settled() && st.barriers.empty() && st.win.completed() > 0) {
+    // NOTE: only after a failed barrier post (MPI refused it): then nothing is left to wait for
+    st.win.confirmed(st.win.completed() - 1);
+  }
+  mark_settled(st);
+}
+
+void settle_all(const Alias *except) {
+  if (g_unsettled.load(std::memory_order_relaxed) == 0) return;
+  for_each_alias([except](Alias &a) {
+    if (&a != except && a.has_deferred_state()) settle(a);
+  });
+}
+
+void settle_before_call() { settle_all(nullptr); }
+
+int run(Alias &alias, const CallDesc &call, PostFn post) {
+  const Buffers &b = *call.defer;
+  if (!deferrable(alias, call, b)) {
+    settle_all(nullptr);
+    return run_numbered(alias, call, post, alias.next_call());
+  }
+  settle_all(&alias);
+  State &st = alias.deferred_state();
+  std::lock_guard<std::recursive_mutex> lock(st.mu);
+  const std::uint64_t j = alias.next_call();
+  if (st.win.completed() < j) st.win.replayed(j - 1);  // the calls since the last deferred one were confirmed
+  const Kind kind = b.kind;
+
+  if (st.win.role(j) == Role::replay) {
+    // A survivor completed this call before a failure: take its result (or, with no holder left, the
+    // survivors' reduction).
+    return replay_mine(alias, st, call, b, j, nullptr, true);
+  }
+
+  const Substitute *sub = &alias.current();
+  int sub_root = -1;
+  if (call.root >= 0) sub_root = call.root >= sub->map.alias_size() ? call.root : sub->map.to_sub(call.root);
+  if (sub->any_member_failed() || (call.root >= 0 && sub_root < 0)) {
+    // A failure known before the post: the survivors agree on what each completed (even with nothing
+    // pending here: others may hold this very call). A dead root (agreed): settle, then run the call
+    // confirmed, as with W = 1 (its policy decides).
+    int rc = MPI_SUCCESS;
+    if (sub->any_member_failed()) {
+      rc = recover(alias, st, call.name);
+    } else {
+      while (!st.barriers.empty() && wait_oldest(alias, st, call.name, &rc)) {
+      }
+    }
+    if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, nullptr, true);
+    rc = run_numbered(alias, call, post, j);
+    st.win.replayed(j);
+    return rc;
+  }
+
+  // The input of a reduction, before the post may overwrite it (MPI_IN_PLACE): a replay needs it.
+  Record rec;
+  if (kind == Kind::reduce || kind == Kind::allreduce) rec = own_record(alias, call, b, kind);
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = post(*sub, sub_root, &req);
+  if (rc != MPI_SUCCESS) {
+    st.win.replayed(j);
+    return alias.return_error(rc, *sub);
+  }
+  if (call.posted_hook != nullptr) inject::point(call.posted_hook);
+  Watch watch;
+  watch.broken = [sub] { return sub->any_member_failed(); };
+  int req_rc = MPI_SUCCESS;
+  WaitResult w = wait(&req, MPI_STATUS_IGNORE, watch, &req_rc);
+  if (w == WaitResult::broken || w == WaitResult::revoked) {
+    // A member died before this rank's request completed: the survivors agree on what each completed.
+    sub->abandoned.store(true);
+    rc = recover(alias, st, call.name);
+    if (rc != MPI_SUCCESS) return alias.return_error(rc, *sub);
+    if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, &rec, false);
+    CallDesc again = call;
+    again.posted_hook = nullptr;  // (reached once per call, at the first post)
+    rc = run_numbered(alias, again, post, j);
+    st.win.replayed(j);
+    return rc;
+  }
+
+  // Completed here: log what a replay needs, post the confirming barrier, return if the window allows.
+  st.win.completed(j, all_entered(kind));
+  const bool root = call.root >= 0 && alias_rank(alias) == call.root;
+  if (kind == Kind::bcast || kind == Kind::allreduce || (kind == Kind::reduce && root)) {
+    const int bytes = type_bytes(b.type, b.count);
+    rec = blank_record(call, b, kind);
+    rec.flag = 2;
+    const char *out = static_cast<const char *>(b.result);
+    rec.data.assign(out, out + bytes);
+  } else if (kind == Kind::barrier) {
+    rec = own_record(alias, call, b, kind);
+  }
+  st.win.log(j, std::move(rec));
+  post_barrier(st, *sub, j);
+  drain(st);
+  while (!st.win.may_return() || st.barriers.size() > static_cast<std::size_t>(window())) {
+    if (!wait_oldest(alias, st, call.name, &rc)) break;  // recovered: this call completed here
+  }
+  mark_settled(st);
+  if (!st.win.settled()) inject::point("confirm.deferred");
+  if (req_rc != MPI_SUCCESS) return raise_test_error(alias.handle(), req_rc);
+  return rc == MPI_SUCCESS ? MPI_SUCCESS : alias.return_error(rc, alias.current());
+}
+
+}  // namespace cohort::wrap::deferred

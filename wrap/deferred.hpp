@@ -1,0 +1,88 @@
+// Deferred confirmation (COHORT_CONFIRM_WINDOW > 1): small blocking Barrier, Bcast, Reduce and Allreduce
+// return once this rank's own request completed; their confirming barriers complete later. The window of
+// unconfirmed calls is the sans-IO wrap/confirm_window.hpp; this is its MPI adapter.
+//
+// Per call j (run()): settle the other communicators' windows, post the nonblocking variant on the
+// substitute, wait for it (never on a dead rank), log what a replay needs (the result; for Reduce the
+// input and, at the root, the result), post the confirming MPI_Ibarrier and return while at most W - 1
+// calls are unconfirmed (else wait for the oldest barrier). A later all-to-all call's completion confirms
+// the calls before it.
+//
+// Settle points: before any call that could let a rank wait on another one while a survivor still misses
+// a call's outcome, every pending confirmation of every communicator completes (settle_all): point-to-
+// point and request calls (count_call, wrap/calls.h), every other collective, nonblocking collective,
+// communicator and file call (driver run() and nbc::start), and MPI_Finalize (its barrier). Otherwise a
+// rank could block in MPI_Recv from a rank that waits in an earlier collective for the replay only the
+// receiver can give.
+//
+// On a failure (seen while waiting for a request or a barrier): the survivors agree on their counts of
+// completed calls (repair::agree on count_code), shrink, and those ahead replay the calls the others miss
+// (replay(): one resilient MPI_Iallreduce of a record per call, "holder wins": a rank that completed the
+// call gives its result, the others their input, so that with no holder left the record reduces the
+// survivors' inputs; outputs of holders go to scratch). See wrap/confirm_window.hpp for the protocol.
+//
+// Deferred only when: W > 1, the call's payload (count x type size) <= COHORT_CONFIRM_MAX_BYTES, the
+// datatype is predefined and, for reductions, the op is predefined (a replay may run after the call
+// returned, when the program may have freed a derived type or its own op), and for Reduce the dead-root
+// policy is `skip` (its default: a non-root returns before the root's fate is known). Every rank decides the same
+// way as long as all ranks pass predefined datatypes, as MPI's type matching makes usual.
+//
+// Thread-safety: one mutex per communicator's window; settle_all skips windows that another thread holds
+// (that thread is inside a collective on that communicator).
+#pragma once
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "wrap/confirm_window.hpp"
+#include "wrap/driver.hpp"
+
+namespace cohort::wrap::deferred {
+
+/// COHORT_CONFIRM_WINDOW: calls that may be unconfirmed per communicator, 1 .. kMaxWindow; 1 confirms
+/// every collective before it returns (cohort's behaviour before windows). Read once.
+int window();
+/// COHORT_CONFIRM_MAX_BYTES: the largest payload (bytes per rank) confirmed late; 0 .. 1 MiB.
+long max_bytes();
+/// Reads both at MPI_Init: an invalid value stops the rank with one line naming the variable.
+void check_settings();
+
+/// One logged call (a replay's material).
+struct Record {
+  Kind kind = Kind::barrier;
+  const char *name = "";                ///< the call ("MPI_Bcast"), for its dead-root policy
+  Policy dead_root = Policy::abort;     ///< its default dead-root policy
+  int root = -1;        ///< alias rank
+  int count = 0, type_index = -1, op_index = -1;
+  int flag = 0;         ///< 2: data is the call's result; 1: data is this rank's input; 0: nothing
+  std::vector<char> data;
+};
+
+/// The window of one communicator (owned by its Alias).
+struct State {
+  State();
+  std::recursive_mutex mu;  // (a replay inside run() notes its agreement's span: note_span)
+  ConfirmWindowT<Record> win;
+  std::deque<std::pair<std::uint64_t, MPI_Request>> barriers;  ///< posted after call .first on barrier_sub
+  const Substitute *barrier_sub = nullptr;
+  bool counted = false;  ///< counted in g_unsettled
+};
+
+/// Runs a deferrable blocking collective (call.defer set): deferred when the rules above allow, else
+/// through wrap::run. Returns as wrap::run.
+int run(Alias &alias, const CallDesc &call, PostFn post);
+/// Completes every pending confirmation of alias (recovering on a failure). Collective in effect: returns
+/// once every member completed the calls this rank completed.
+void settle(Alias &alias);
+/// settle() on every communicator with pending confirmations except `except`.
+void settle_all(const Alias *except);
+/// A counts-mode agreement of the driver (wrap/collective_op.hpp use_counts) read `span` on alias: the
+/// calls in it that this rank has not completed become replays.
+void note_span(Alias &alias, const CompletedSpan &span);
+
+}  // namespace cohort::wrap::deferred

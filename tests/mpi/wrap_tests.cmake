@@ -85,7 +85,9 @@ cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_w
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 2)
 cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2)
-cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+# ulfm_todo: under the ulfm backend Open MPI 5 reports MPI_ERR_REQUEST for the exchange's requests to the
+# rank killed inside it (the persistent-request case of p2p_tests.cmake's ulfm_todo).
+cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS ulfm_todo ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=neighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1)
 cohort_mpi_test(wrap.neighbor.graph_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=dist_graph_create_adjacent.posted COMMAND $<TARGET_FILE:wrap_neighbor> graph_during)
@@ -210,7 +212,10 @@ cohort_mpi_test(examples.stencil2d_one_killed PART examples NP 4 TIMEOUT 60
   EXPECT "^iteration 100: residual [0-9.]+e-0[0-9]$" "^survivors: 3 of 4 ranks$"
   COMMAND $<TARGET_FILE:stencil2d> 64 100)
 cohort_mpi_test(examples.stencil2d_fault_free_exact PART examples NP 4 TIMEOUT 60 PASS 4 COMMAND ${_st} 40 60)
-cohort_mpi_test(examples.stencil2d_killed_before PART examples NP 4 TIMEOUT 60 PASS 3
+# ulfm_todo: hangs under the ulfm backend on this machine (passed in CI before): the rank dies right after
+# an MPI_Allreduce; a survivor that sees ULFM's error repairs that call while the others, past it, wait in
+# their halo exchange (README, "Transparent mode": survivors one call apart).
+cohort_mpi_test(examples.stencil2d_killed_before PART examples NP 4 TIMEOUT 60 PASS 3 LABELS ulfm_todo
   ENV ${_st_env} COMMAND ${_st} 40 60 before:2@20)
 cohort_mpi_test(examples.stencil2d_killed_during PART examples NP 4 TIMEOUT 60 PASS 3
   ENV ${_st_env} COHORT_INJECT_FAILURE=rank=1,at=allreduce.posted,hit=31 COMMAND ${_st} 40 60 during:1@30)

@@ -41,3 +41,19 @@ if(NOT COHORT_MPI STREQUAL "auto" AND NOT COHORT_MPI_NAME STREQUAL COHORT_MPI)
 endif()
 set(COHORT_MPIEXEC ${MPIEXEC_EXECUTABLE})
 message(STATUS "cohort: building for ${COHORT_MPI_NAME} (${MPI_C_COMPILER}, ${MPIEXEC_EXECUTABLE})")
+
+# MPI 4.0's MPI_Comm_create_from_group (MPICH 4, Open MPI 5; Open MPI 4.1 has none). calls.def lists it
+# either way (one table); where the MPI lacks it, wrap/calls.h declares PMPI_Comm_create_from_group weak so
+# that the pass-through path and the preload build still link, and its tests are not registered.
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+check_c_source_compiles([=[
+#include <mpi.h>
+int main(void) {
+  MPI_Comm c;
+  return MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "cohort", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+}]=] COHORT_HAVE_COMM_CREATE_FROM_GROUP)
+unset(CMAKE_REQUIRED_LIBRARIES)
+if(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
+  add_compile_definitions(COHORT_HAVE_COMM_CREATE_FROM_GROUP=1)
+endif()

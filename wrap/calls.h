@@ -13,6 +13,12 @@
 #include "wrap/policy.hpp"
 
 extern "C" {
+#if !defined(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
+// MPI 4.0's call, absent from Open MPI 4.1 (cmake/CohortMPI.cmake checks): declared weak, so the objects
+// that name it link there; it is only called where the MPI has it (a null address otherwise).
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                MPI_Comm *newcomm) __attribute__((weak));
+#endif
 #define COHORT_CALL(name, cls, params, args, note, ...) \
   int __wrap_##name params;                             \
   int __real_##name params;

@@ -15,6 +15,8 @@
 //                                         COHORT_INJECT_FAILURE=rank=V,at=group.create|group.confirm)
 //   repair_group parent busy|blocked      the parent (MPI_COMM_WORLD) is faulty: the last outsider dies
 //                                         before the call; outsiders are then `blocked`
+//   repair_group from_group <any of the above>   the same through MPI 4.0's MPI_Comm_create_from_group
+//                                         (built where the MPI has it: COHORT_HAVE_COMM_CREATE_FROM_GROUP)
 #include <unistd.h>
 
 #include <cstdio>
@@ -29,6 +31,7 @@ using namespace repair_test;
 namespace {
 
 int me, n, g;
+bool from_group = false;  // MPI_Comm_create_from_group instead of MPI_Comm_create_group
 constexpr int kTag = 77, kDoneTag = 78;
 
 std::vector<int> group_ranks() {
@@ -43,12 +46,26 @@ void member(const std::vector<int> &dead, const std::vector<int> &outsiders, boo
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_incl(world, g, granks.data(), &group);
   MPI_Comm comm = MPI_COMM_NULL;
-  CHECK(MPI_Comm_create_group(MPI_COMM_WORLD, group, kTag, &comm) == MPI_SUCCESS, "MPI_Comm_create_group failed");
+  const char *call = from_group ? "MPI_Comm_create_from_group" : "MPI_Comm_create_group";
+  if (from_group) {
+#if defined(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
+    CHECK(MPI_Comm_create_from_group(group, "cohort.test.group", MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm) ==
+              MPI_SUCCESS,
+          "MPI_Comm_create_from_group failed");
+    MPI_Errhandler eh;
+    MPI_Comm_get_errhandler(comm, &eh);
+    CHECK(eh == MPI_ERRORS_RETURN, "MPI_Comm_create_from_group: the new communicator lacks the given error handler");
+#else
+    CHECK(false, "this MPI has no MPI_Comm_create_from_group");
+#endif
+  } else {
+    CHECK(MPI_Comm_create_group(MPI_COMM_WORLD, group, kTag, &comm) == MPI_SUCCESS, "MPI_Comm_create_group failed");
+  }
   std::vector<int> expect;
   for (int r : granks) {
     if (!has(dead, r)) expect.push_back(r);
   }
-  check_comm(comm, expect, "MPI_Comm_create_group");
+  check_comm(comm, expect, call);
   int rank = -1;
   MPI_Comm_rank(comm, &rank);
   CHECK(expect[static_cast<std::size_t>(rank)] == me, "rank %d in the new communicator is world rank %d", rank,
@@ -106,7 +123,12 @@ int main(int argc, char **argv) {
   me = world_rank();
   n = world_size();
   g = n / 2 + 1;
-  CHECK(argc >= 3, "usage: repair_group nofail|dead V|during V|parent busy|blocked");
+  if (argc >= 2 && std::strcmp(argv[1], "from_group") == 0) {
+    from_group = true;
+    --argc;
+    ++argv;
+  }
+  CHECK(argc >= 3, "usage: repair_group [from_group] nofail|dead V|during V|parent busy|blocked");
   std::vector<int> dead, outsiders;
   for (int r = g; r < n; ++r) outsiders.push_back(r);
   const char *mode = argv[1];

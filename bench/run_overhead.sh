@@ -3,12 +3,14 @@
 #   1. bench/overhead (in one process, batches alternating in rotated order): each call four ways, real
 #      (__real_MPI_X, MPI's blocking call on world), nb (PMPI_IX + PMPI_Test polling on a PMPI_Comm_dup of
 #      world), nb + barrier (nb, then a polled PMPI_Ibarrier: cohort's protocol without its bookkeeping) and
-#      wrapped (MPI_X through cohort); 4 ranks of Open MPI and 2 of MPICH, Barrier/Bcast/Reduce/Allreduce
-#      at 8 B and 64 KiB. The summary gives wrapped/real beside the two floors' ratios over real.
+#      wrapped (MPI_X through cohort); 4 ranks of Open MPI and 2 of MPICH, every row of bench/overhead
+#      (collectives at 8 B and 64 KiB, MPI_Put+Win_fence, MPI_File_write_at_all at 1 MiB). The summary
+#      gives wrapped/real beside the two floors' ratios over real.
 #   2. EP class A end to end: examples/ep (linked with cohort) vs examples/ep_plain (the same program
 #      without cohort), 4 ranks of Open MPI, runs alternating; launch to exit is timed from when the lock
 #      is held.
 # Writes bench/results/overhead.csv, bench/results/ep.csv and bench/results/overhead-summary.md.
+# One launch's ratios swing by ±30% here; bench/run_overhead_series.sh gives medians over many launches.
 # Needs scripts/build openmpi and scripts/build mpich first. Environment: EP_RUNS (default 7: one EP class A run varies by ±5% here), BATCHES
 # (default 15), EP_CLASS (default A).
 set -euo pipefail

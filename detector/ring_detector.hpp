@@ -41,6 +41,16 @@
 //    the consistency of a replicated database", ACM TODS 15(2), 1990: majority of the last view, a
 //    distinguished site breaking ties). Its price: a whole host that truly died with half of the view
 //    and the lowest rank stops the other half too.
+//  - Lost hosts (a multi-host ring only): when an observer suspects an emitter of another host by its
+//    timeout (not by a process exit), it also asks every other live rank of that host to answer (an emit
+//    request naming nobody, sent twice, a period apart). If none of them answers within 2 x period, the
+//    host is lost: all of them are suspected at once (How::host_silent) instead of one timeout + grace
+//    after the other as each becomes the emitter. One answer from any of them clears the whole host:
+//    the rest are judged by their own timeout as before, so a single stopped or slow process is never
+//    suspected because of its host, and a rank is suspected this way only when its host was silent for
+//    the emitter's whole timeout and then answered none of 2 requests in 2 x period. (A host whose every
+//    rank is stalled for longer than timeout + 2 x period is declared lost where today its ranks would
+//    go one timeout + grace after the other.)
 //  - Process exit: where the runtime can watch its emitter's process (same host: Linux pidfd), it reports
 //    the exit (on_emitter_exited) and the emitter is suspected at once, without waiting for the timeout;
 //    the notice, re-targeting and fencing are those of a suspicion. Heartbeats still run: they cover
@@ -94,7 +104,8 @@ struct Outgoing {
 /// How a rank learned of a failure.
 // reported: by MPI (ULFM); exited: this rank saw its emitter's process exit (on_emitter_exited)
 // minority: this rank's side of a partition holds less than half of the view (or half, without its lowest rank)
-enum class How { suspected, notice, sync, emit_request, declared, alone, reported, exited, minority };
+// host_silent: its host answered none of the requests sent after another of its ranks was suspected (lost host)
+enum class How { suspected, notice, sync, emit_request, declared, alone, reported, exited, minority, host_silent };
 const char *how_name(How how);
 
 struct Event {
@@ -103,7 +114,8 @@ struct Event {
   How how;        ///< how this rank learned it
   int from;       ///< the rank whose message told it (suspected/declared: this rank)
   int hops;       ///< notice: the notice's hop count; otherwise 0
-  Time silent;    ///< suspected, exited: µs since the emitter was last heard; alone: the longest stall, µs;
+  Time silent;    ///< suspected, exited: µs since the emitter was last heard; host_silent: µs since its host
+                  ///< was asked to answer; alone: the longest stall, µs;
                   ///< minority: (ranks of the view still reached) * 2^32 + (ranks in the view); otherwise 0
 };
 
@@ -172,6 +184,9 @@ class RingDetector {
   void leave_view(int rank);
   bool check_quorum(Time now, Output *out);
   bool contains_failed(const std::vector<int> &sorted, int rank) const;
+  void probe_host(int suspected, Time now, Output *out);
+  void send_probe(int to, Output *out);
+  bool check_probes(Time now, Output *out);
 
   Config cfg_;
   int me_pos_;
@@ -192,6 +207,14 @@ class RingDetector {
   std::vector<int> view_out_;
   std::vector<int> unsettled_;
   Time last_unsettled_ = 0;
+  // Lost hosts: per host asked to answer after one of its ranks was suspected by timeout, the live ranks
+  // asked (farthest from this rank first), when they are asked again, and when they are suspected.
+  struct Probe {
+    int host;
+    std::vector<int> ranks;
+    Time started, resend, deadline;
+  };
+  std::vector<Probe> probes_;
   // bcast_offsets for the current live count (recomputed when it changes).
   int offsets_live_ = -1;
   std::vector<int> offsets_;

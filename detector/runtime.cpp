@@ -180,6 +180,11 @@ void Runtime::publish(const std::vector<Event> &events) {
                         "heartbeat), %lld ms since start", e.rank, static_cast<long long>(e.silent / 1000),
                         static_cast<long long>(at_ms));
         break;
+      case How::host_silent:
+        COHORT_LOG_WARN("rank %d suspected: its host answered nothing %lld ms after another of its ranks was "
+                        "suspected (a lost host), %lld ms since start", e.rank, static_cast<long long>(e.silent / 1000),
+                        static_cast<long long>(at_ms));
+        break;
       case How::notice:
         COHORT_LOG_INFO("rank %d failed: notice from rank %d (hop %d), %lld ms since start", e.rank, e.from, e.hops,
                         static_cast<long long>(at_ms));

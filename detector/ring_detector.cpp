@@ -210,6 +210,26 @@ void RingDetector::on_emitter_exited(int rank, Time now, Output *out) {
   learn(rank, How::exited, cfg_.rank, 0, now - last_heard_, now, out);
 }
 
+int RingDetector::host_tail() const {
+  if (!multi_host_ || stopped() || emitter_ < 0) return -1;
+  const std::vector<int> &host = *cfg_.host;
+  int h = host[cfg_.rank];
+  if (host[emitter_] == h) return -1;
+  int tail = -1;
+  for (int p = me_pos_, i = 0; i < cfg_.ring->size(); ++i) {
+    int q = live_.step(p, +1);
+    if (q < 0 || q == me_pos_ || host[rank_at(q)] != h) break;
+    tail = rank_at(q);
+    p = q;
+  }
+  return tail;
+}
+
+void RingDetector::on_host_tail_exited(int rank, Time now, Output *out) {
+  if (stopped() || rank < 0 || rank != host_tail()) return;
+  learn(rank, How::exited, cfg_.rank, 0, -1, now, out);
+}
+
 void RingDetector::leave(Time now, Output *out) {
   (void)now;
   if (stopped()) return;

@@ -54,7 +54,10 @@
 //  - Process exit: where the runtime can watch its emitter's process (same host: Linux pidfd), it reports
 //    the exit (on_emitter_exited) and the emitter is suspected at once, without waiting for the timeout;
 //    the notice, re-targeting and fencing are those of a suspicion. Heartbeats still run: they cover
-//    lost hosts, partitions and stopped processes, which no process watch sees.
+//    lost hosts, partitions and stopped processes, which no process watch sees. On a multi-host ring the
+//    last live rank of each host has its observer on the next host, which cannot watch it: the host's
+//    first live rank (whose own emitter is on another host) watches it too (host_tail,
+//    on_host_tail_exited), so a crash of any rank is seen on its host.
 //  - Leaving: a rank that stops its detector (MPI_Finalize) tells its observer and emitter; they close the
 //    ring around it without suspecting it. A departed rank is not a failed one.
 #pragma once
@@ -114,7 +117,8 @@ struct Event {
   How how;        ///< how this rank learned it
   int from;       ///< the rank whose message told it (suspected/declared: this rank)
   int hops;       ///< notice: the notice's hop count; otherwise 0
-  Time silent;    ///< suspected, exited: µs since the emitter was last heard; host_silent: µs since its host
+  Time silent;    ///< suspected, exited: µs since the emitter was last heard (-1: an exit seen as the host's
+                  ///< tail, see host_tail); host_silent: µs since its host
                   ///< was asked to answer; alone: the longest stall, µs;
                   ///< minority: (ranks of the view still reached) * 2^32 + (ranks in the view); otherwise 0
 };
@@ -148,6 +152,15 @@ class RingDetector {
   /// rank_failed, How::exited, silent = µs since it was last heard), broadcast and re-targeted past, as
   /// after a timeout. Otherwise ignored: a watch that fired after re-targeting, a departed or unknown rank.
   void on_emitter_exited(int rank, Time now, Output *out);
+  /// Multi-host rings: when this rank is the first live rank of its host in ring order (its emitter is on
+  /// another host), the last live rank of its host (whose observer is on another host and cannot watch
+  /// its process); -1 otherwise (a single host, this rank alone on its host, or stopped). The runtime
+  /// watches that process too. O(ranks of this host).
+  int host_tail() const;
+  /// The process of `rank` has exited, seen by the runtime's watch of host_tail(). If `rank` is still
+  /// this rank's host tail, it is marked failed at once (event rank_failed, How::exited, silent = -1),
+  /// broadcast (its observer learns it by notice and re-targets); otherwise ignored.
+  void on_host_tail_exited(int rank, Time now, Output *out);
   /// This rank stops (MPI_Finalize): tells its observer and emitter; afterwards the machine is inert.
   void leave(Time now, Output *out);
 

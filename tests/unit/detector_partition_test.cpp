@@ -196,3 +196,34 @@ TEST(DetectorLostHost, AHostThatAnswersOnlyTheSecondRequestKeepsItsRanks) {
   for (int r = 0; r < 16; ++r)
     if (r != 7) EXPECT_FALSE(net.fenced(r)) << "rank " << r;
 }
+
+// A host's last rank has its observer on the next host: its host's first rank watches its process too
+// (RingDetector::host_tail), so its crash is seen at once on its host, not after the observer's timeout.
+TEST(DetectorHostTail, CrashOfAHostsLastRankIsSeenOnItsHost) {
+  SimNet net(hosts(16, 4));
+  net.run_until(2 * kTimeout);
+  EXPECT_EQ(net.node(4).host_tail(), 7);
+  EXPECT_EQ(net.node(5).host_tail(), -1);  // its emitter is on its host
+  EXPECT_EQ(net.node(0).host_tail(), 3);   // the ring wraps: rank 0's emitter is 15 (host 3)
+  net.crash(7);
+  Time t0 = net.now();
+  ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({7}); }, t0 + 10 * kTimeout));
+  EXPECT_LE(net.now() - t0, 20 * kMs);  // a tick and a few hops, not a timeout
+  ASSERT_FALSE(net.learned[4].empty());
+  EXPECT_EQ(net.learned[4][0].how, How::exited);
+  EXPECT_EQ(net.node(8).emitter(), 6);
+  EXPECT_EQ(net.node(4).host_tail(), 6);  // the next one back
+  net.crash(6);  // and again
+  t0 = net.now();
+  ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({6, 7}); }, t0 + 10 * kTimeout));
+  EXPECT_LE(net.now() - t0, 20 * kMs);
+  net.run_until(net.now() + 3 * kTimeout);
+  expect_fenced_exactly(net, {});
+  EXPECT_TRUE(net.all_survivors_know_exactly({6, 7}));
+}
+
+TEST(DetectorHostTail, OneHostHasNoTail) {
+  SimNet net(hosts(8, 8));
+  net.run_until(2 * kTimeout);
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(net.node(r).host_tail(), -1) << "rank " << r;
+}

@@ -153,7 +153,7 @@ hosts_case() {
       nv[r]++
     }
     END {
-      nvict = split(victims, vs, ","); c = 0
+      nvict = split(victims, vs, ","); c = 0; gsub(",", " ", victims)  # one CSV field
       for (r in worst) if (!(r in bad) && nv[r] == nvict) {
         c++; if (min == "" || worst[r] < min) min = worst[r]; if (worst[r] > max) max = worst[r]
       }

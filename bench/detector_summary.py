@@ -81,17 +81,18 @@ def hosts_table(name, title):
               f"{statistics.median(last):.1f}, {max(last):.1f} | {target} | {within} |")
 
 
-hosts_table("detector_hosts-before-fix.csv",
-            "\n## On 4 namespace hosts, before the lost-host probe (scripts/cohort-hosts, 100/1000 ms)\n\n"
-            "The detector as of 7d84e55: a lost host's ranks are suspected one timeout + grace after the other.\n")
 hosts_table("detector_hosts.csv",
             "\n## On namespace hosts (scripts/cohort-hosts; SIGKILL or lost host -> survivors notified, 100/1000 ms)\n\n"
             "`bench/run_detector.sh --hosts-only`. Ranks in blocks (Open MPI 16 = 4 x 4: h1 0-3, h2 4-7, h3 8-11, h4"
             " 12-15; MPICH 4 = 2 x 2). *rank_observer_same_host*: the victim's observer is on its host (pidfd);"
-            " *rank_observer_other_host*: the victim is its host's last rank, its observer on the next host (heartbeats"
-            " only); *host_lost*: every process of the host SIGKILLed from outside, times since that kill, a survivor"
+            " *rank_observer_other_host*: the victim is its host's last rank, its observer on the next host; its host's"
+            " first rank watches its process too (before that: heartbeats only, about the timeout); *host_lost*: every process of the host SIGKILLed from outside, times since that kill, a survivor"
             " counted when it knew every rank of the host failed. Targets (issue 16): SIGKILL <= 20 ms; lost host <="
             " timeout + 2 x period = 1200 ms.\n")
+hosts_table("detector_hosts-before-fix.csv",
+            "\n## On 4 namespace hosts, before the lost-host probe (scripts/cohort-hosts, 100/1000 ms)\n\n"
+            "The detector as of 7d84e55 (same bench, `DETECTOR_BENCH_PROG` pointing at that build): a lost host's ranks"
+            " are suspected one timeout + grace after the other.\n")
 
 print("\n## Detector thread CPU (default 100/1000 ms, no failure, 4 ranks)\n")
 print("| MPI | ranks | mean % of a core | max % of a core | loop iterations/s |")

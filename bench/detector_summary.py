@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summarises bench/results/detector_{latency,cpu,sim}.csv into markdown (bench/run_detector.sh)."""
 import csv
+import os
 import statistics
 import sys
 from collections import defaultdict
@@ -34,7 +35,6 @@ for (mpi, n, p, t), rs in sorted(groups.items()):
     print(f"| {mpi} | {n} | {p}/{t} | {len(ok)} of {len(rs)} | {statistics.median(first):.1f} | "
           f"{statistics.median(last):.1f}, {max(last):.1f} | {target} | {'yes' if within else 'no'} |")
 
-import os
 if os.path.exists(f"{out}/detector_pidfd.csv"):
     print("\n## Crash detection by pidfd (SIGKILL -> last survivor notified, one host, 100/1000 ms)\n")
     print("The observer on the victim's host watches its process (`COHORT_PIDFD=on`, the default) or waits for "
@@ -53,6 +53,46 @@ if os.path.exists(f"{out}/detector_pidfd.csv"):
         mo, mf = statistics.median(on), statistics.median(off)
         print(f"| {mpi} | {n} | {len(on)}/{len(off)} of {len(d['on'])}/{len(d['off'])} | {mo:.1f}, {max(on):.1f} | "
               f"{mf:.1f}, {max(off):.1f} | {mf / mo:.0f} | {'yes' if max(on) <= 20 else 'no'} |")
+
+
+
+def hosts_table(name, title):
+    """One table per results file of bench/run_detector.sh --hosts-only."""
+    if not os.path.exists(f"{out}/{name}"):
+        return
+    print(title)
+    print("| MPI | ranks on hosts | case | victims | runs complete | first survivor ms (median) | last survivor ms (median, max) | target ms | within target |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    hg = defaultdict(list)
+    for r in rows(name):
+        hg[(r["mpi"], int(r["n"]), int(r["hosts"]), r["case"])].append(r)
+    order = {"rank_observer_same_host": 0, "rank_observer_other_host": 1, "host_lost": 2}
+    for (mpi, n, h, case), rs in sorted(hg.items(), key=lambda kv: (kv[0][0], kv[0][1], order.get(kv[0][3], 9))):
+        ok = [r for r in rs if int(r["survivors_reporting"]) == int(r["survivors"])]
+        victims = " or ".join(sorted({r["victims"].replace(",", " ") + (f" ({r['lost_host']})" if r["lost_host"] != "-" else "") for r in rs}))
+        target = 1200 if case == "host_lost" else 20
+        if not ok:
+            print(f"| {mpi} | {n} on {h} | {case} | {victims} | 0 of {len(rs)} | - | - | {target} | no |")
+            continue
+        first = [float(r["first_ms"]) for r in ok]
+        last = [float(r["last_ms"]) for r in ok]
+        within = "yes" if max(last) <= target else "no"
+        print(f"| {mpi} | {n} on {h} | {case} | {victims} | {len(ok)} of {len(rs)} | {statistics.median(first):.1f} | "
+              f"{statistics.median(last):.1f}, {max(last):.1f} | {target} | {within} |")
+
+
+hosts_table("detector_hosts.csv",
+            "\n## On namespace hosts (scripts/cohort-hosts; SIGKILL or lost host -> survivors notified, 100/1000 ms)\n\n"
+            "`bench/run_detector.sh --hosts-only`. Ranks in blocks (Open MPI 16 = 4 x 4: h1 0-3, h2 4-7, h3 8-11, h4"
+            " 12-15; MPICH 4 = 2 x 2). *rank_observer_same_host*: the victim's observer is on its host (pidfd);"
+            " *rank_observer_other_host*: the victim is its host's last rank, its observer on the next host; its host's"
+            " first rank watches its process too (before that: heartbeats only, about the timeout); *host_lost*: every process of the host SIGKILLed from outside, times since that kill, a survivor"
+            " counted when it knew every rank of the host failed. Targets (issue 16): SIGKILL <= 20 ms; lost host <="
+            " timeout + 2 x period = 1200 ms.\n")
+hosts_table("detector_hosts-before-fix.csv",
+            "\n## On 4 namespace hosts, before the lost-host probe (scripts/cohort-hosts, 100/1000 ms)\n\n"
+            "The detector as of 7d84e55 (same bench, `DETECTOR_BENCH_PROG` pointing at that build): a lost host's ranks"
+            " are suspected one timeout + grace after the other.\n")
 
 print("\n## Detector thread CPU (default 100/1000 ms, no failure, 4 ranks)\n")
 print("| MPI | ranks | mean % of a core | max % of a core | loop iterations/s |")

@@ -131,22 +131,29 @@ void ProcessWatch::stop() {
   fd_ = -1;
 }
 
-ProcessWatch::Woke ProcessWatch::wait(long us, Doorbell *doorbell) {
+ProcessWatch::Woke ProcessWatch::wait(long us, Doorbell *doorbell, ProcessWatch *also) {
   long long until = now_us() + us;
   int bell = doorbell != nullptr ? doorbell->fd() : -1;
+  int other = also != nullptr ? also->fd_ : -1;
   for (;;) {
     long long left = until - now_us();
     if (left < 0) left = 0;
     struct timespec ts = {static_cast<time_t>(left / 1000000), static_cast<long>((left % 1000000) * 1000)};
-    struct pollfd pfd[2];
+    struct pollfd pfd[3];
     nfds_t n = 0;
-    if (fd_ >= 0) pfd[n++] = {fd_, POLLIN, 0};
+    int mine = -1, theirs = -1;
+    if (fd_ >= 0) mine = static_cast<int>(n), pfd[n++] = {fd_, POLLIN, 0};
+    if (other >= 0) theirs = static_cast<int>(n), pfd[n++] = {other, POLLIN, 0};
     if (bell >= 0) pfd[n++] = {bell, POLLIN, 0};
     int rc = n > 0 ? ppoll(pfd, n, &ts, nullptr) : nanosleep(&ts, nullptr);
     if (rc > 0) {
-      if (fd_ >= 0 && pfd[0].revents != 0) {
+      if (mine >= 0 && pfd[mine].revents != 0) {
         stop();
         return Woke::exited;
+      }
+      if (theirs >= 0 && pfd[theirs].revents != 0) {
+        also->stop();
+        return Woke::also_exited;
       }
       doorbell->clear();
       return Woke::doorbell;

@@ -68,11 +68,11 @@ class ProcessWatch {
   void stop();
   bool watching() const { return fd_ >= 0; }
 
-  enum class Woke { timeout, exited, doorbell };
-  /// Waits up to `us` µs for the watched process to exit or `doorbell` to ring (ppoll; resumed after
-  /// EINTR, e.g. MPICH's SIGUSR1 to survivors). exited: the watch stops. doorbell: the bell is cleared.
-  /// Without a watched process and a doorbell, it just sleeps.
-  Woke wait(long us, Doorbell *doorbell);
+  enum class Woke { timeout, exited, also_exited, doorbell };
+  /// Waits up to `us` µs for the watched process (or the one of `also`, if given) to exit or `doorbell` to
+  /// ring (ppoll; resumed after EINTR, e.g. MPICH's SIGUSR1 to survivors). exited / also_exited: that
+  /// watch stops. doorbell: the bell is cleared. Without a watched process and a doorbell, it just sleeps.
+  Woke wait(long us, Doorbell *doorbell, ProcessWatch *also = nullptr);
 
  private:
   int fd_ = -1;

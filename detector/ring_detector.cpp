@@ -34,6 +34,7 @@ const char *how_name(How how) {
     case How::reported: return "reported by MPI";
     case How::exited: return "process exited";
     case How::minority: return "minority side of a partition";
+    case How::host_silent: return "its host is silent";
   }
   return "?";
 }
@@ -62,6 +63,7 @@ void RingDetector::tick(Time now, Output *out) {
   if (now - last_tick_ > cfg_.timeout / 2) {
     // NOTE: this rank was not running (paused or descheduled): its emitter's silence proves nothing.
     if (emitter_ >= 0) deadline_ = std::max(deadline_, now + cfg_.timeout);
+    for (Probe &p : probes_) p.deadline = std::max(p.deadline, now + 2 * cfg_.period);
     next_hb_ = now;
   }
   last_tick_ = now;
@@ -74,7 +76,7 @@ void RingDetector::tick(Time now, Output *out) {
   while (emitter_ >= 0 && now >= deadline_ && !stopped()) {
     learn(emitter_, How::suspected, cfg_.rank, 0, now - last_heard_, now, out);
   }
-  if (stopped()) return;
+  if (stopped() || check_probes(now, out)) return;
   if (observer_ >= 0 && now >= next_hb_) send_heartbeat(now, out);
   if (next_emit_request_ >= 0 && now >= next_emit_request_) send_emit_request(now, out);
 }
@@ -85,6 +87,7 @@ Time RingDetector::next_wakeup() const {
   if (observer_ >= 0) t = std::min(t, next_hb_);
   if (emitter_ >= 0) t = std::min(t, deadline_);
   if (next_emit_request_ >= 0) t = std::min(t, next_emit_request_);
+  for (const Probe &p : probes_) t = std::min(t, std::min(p.resend, p.deadline));
   return t;
 }
 
@@ -124,6 +127,13 @@ void RingDetector::on_message(int from, const Message &msg, Time now, Output *ou
     return;
   }
   if (sorted_has(left_sorted_, from)) return;
+  if (!probes_.empty() && multi_host_) {
+    // NOTE: any message from a rank of a probed host shows the host alive: its ranks go back to their
+    // own timeouts.
+    int h = (*cfg_.host)[from];
+    probes_.erase(std::remove_if(probes_.begin(), probes_.end(), [h](const Probe &p) { return p.host == h; }),
+                  probes_.end());
+  }
   if (from == emitter_) {
     last_heard_ = now;
     deadline_ = now + cfg_.timeout;
@@ -200,6 +210,26 @@ void RingDetector::on_emitter_exited(int rank, Time now, Output *out) {
   learn(rank, How::exited, cfg_.rank, 0, now - last_heard_, now, out);
 }
 
+int RingDetector::host_tail() const {
+  if (!multi_host_ || stopped() || emitter_ < 0) return -1;
+  const std::vector<int> &host = *cfg_.host;
+  int h = host[cfg_.rank];
+  if (host[emitter_] == h) return -1;
+  int tail = -1;
+  for (int p = me_pos_, i = 0; i < cfg_.ring->size(); ++i) {
+    int q = live_.step(p, +1);
+    if (q < 0 || q == me_pos_ || host[rank_at(q)] != h) break;
+    tail = rank_at(q);
+    p = q;
+  }
+  return tail;
+}
+
+void RingDetector::on_host_tail_exited(int rank, Time now, Output *out) {
+  if (stopped() || rank < 0 || rank != host_tail()) return;
+  learn(rank, How::exited, cfg_.rank, 0, -1, now, out);
+}
+
 void RingDetector::leave(Time now, Output *out) {
   (void)now;
   if (stopped()) return;
@@ -242,6 +272,61 @@ void RingDetector::learn(int rank, How how, int from, int hops, Time silent, Tim
   out->events.push_back({Event::rank_failed, rank, how, from, how == How::notice ? hops : 0, silent});
   broadcast(rank, how == How::notice ? hops + 1 : 1, out);
   retarget(now, out);
+  if (how == How::suspected && multi_host_) probe_host(rank, now, out);
+}
+
+// Lost hosts (see the header): `suspected` (another host's rank) was suspected by its timeout; ask the
+// other live ranks of its host to answer within 2 x period.
+void RingDetector::probe_host(int suspected, Time now, Output *out) {
+  const std::vector<int> &host = *cfg_.host;
+  int h = host[suspected];
+  if (h == host[cfg_.rank]) return;  // this rank's own host is not lost
+  for (const Probe &p : probes_)
+    if (p.host == h) return;
+  Probe p{h, {}, now, now + cfg_.period, now + 2 * cfg_.period};
+  int n = cfg_.ring->size();
+  for (int r = 0; r < n; ++r)
+    if (host[r] == h && r != suspected && !is_failed(r) && !sorted_has(left_sorted_, r)) p.ranks.push_back(r);
+  if (p.ranks.empty()) return;
+  // NOTE: farthest back along the ring first: suspecting them in this order re-targets only once, past
+  // the whole host, instead of sending an emit request to each of them on the way.
+  auto back = [&](int r) { return ((me_pos_ - pos_of(r)) % n + n) % n; };
+  std::sort(p.ranks.begin(), p.ranks.end(), [&](int a, int b) { return back(a) > back(b); });
+  for (int r : p.ranks)
+    if (r != emitter_) send_probe(r, out);  // the new emitter got its emit request from retarget()
+  probes_.push_back(std::move(p));
+}
+
+void RingDetector::send_probe(int to, Output *out) {
+  Message m;
+  m.type = MsgType::emit_request;  // names nobody: the receiver only answers with a heartbeat
+  out->messages.push_back({to, std::move(m)});
+}
+
+// Repeats due probe requests and suspects the ranks of a host that answered none in time. True when this
+// rank stopped (fenced) meanwhile.
+bool RingDetector::check_probes(Time now, Output *out) {
+  for (size_t i = 0; i < probes_.size();) {
+    Probe &p = probes_[i];
+    if (now >= p.deadline) {
+      Probe due = std::move(p);
+      probes_.erase(probes_.begin() + static_cast<std::ptrdiff_t>(i));
+      for (int r : due.ranks) {
+        if (is_failed(r) || sorted_has(left_sorted_, r)) continue;
+        learn(r, How::host_silent, cfg_.rank, 0, now - due.started, now, out);
+        if (stopped()) return true;
+      }
+      i = 0;  // learn() may have added or removed probes
+      continue;
+    }
+    if (now >= p.resend) {
+      for (int r : p.ranks)
+        if (r != emitter_ && !is_failed(r)) send_probe(r, out);
+      p.resend = p.deadline;
+    }
+    ++i;
+  }
+  return false;
 }
 
 bool RingDetector::partition_rule() const { return multi_host_; }

@@ -41,10 +41,23 @@
 //    the consistency of a replicated database", ACM TODS 15(2), 1990: majority of the last view, a
 //    distinguished site breaking ties). Its price: a whole host that truly died with half of the view
 //    and the lowest rank stops the other half too.
+//  - Lost hosts (a multi-host ring only): when an observer suspects an emitter of another host by its
+//    timeout (not by a process exit), it also asks every other live rank of that host to answer (an emit
+//    request naming nobody, sent twice, a period apart). If none of them answers within 2 x period, the
+//    host is lost: all of them are suspected at once (How::host_silent) instead of one timeout + grace
+//    after the other as each becomes the emitter. One answer from any of them clears the whole host:
+//    the rest are judged by their own timeout as before, so a single stopped or slow process is never
+//    suspected because of its host, and a rank is suspected this way only when its host was silent for
+//    the emitter's whole timeout and then answered none of 2 requests in 2 x period. (A host whose every
+//    rank is stalled for longer than timeout + 2 x period is declared lost where today its ranks would
+//    go one timeout + grace after the other.)
 //  - Process exit: where the runtime can watch its emitter's process (same host: Linux pidfd), it reports
 //    the exit (on_emitter_exited) and the emitter is suspected at once, without waiting for the timeout;
 //    the notice, re-targeting and fencing are those of a suspicion. Heartbeats still run: they cover
-//    lost hosts, partitions and stopped processes, which no process watch sees.
+//    lost hosts, partitions and stopped processes, which no process watch sees. On a multi-host ring the
+//    last live rank of each host has its observer on the next host, which cannot watch it: the host's
+//    first live rank (whose own emitter is on another host) watches it too (host_tail,
+//    on_host_tail_exited), so a crash of any rank is seen on its host.
 //  - Leaving: a rank that stops its detector (MPI_Finalize) tells its observer and emitter; they close the
 //    ring around it without suspecting it. A departed rank is not a failed one.
 #pragma once
@@ -94,7 +107,8 @@ struct Outgoing {
 /// How a rank learned of a failure.
 // reported: by MPI (ULFM); exited: this rank saw its emitter's process exit (on_emitter_exited)
 // minority: this rank's side of a partition holds less than half of the view (or half, without its lowest rank)
-enum class How { suspected, notice, sync, emit_request, declared, alone, reported, exited, minority };
+// host_silent: its host answered none of the requests sent after another of its ranks was suspected (lost host)
+enum class How { suspected, notice, sync, emit_request, declared, alone, reported, exited, minority, host_silent };
 const char *how_name(How how);
 
 struct Event {
@@ -103,7 +117,9 @@ struct Event {
   How how;        ///< how this rank learned it
   int from;       ///< the rank whose message told it (suspected/declared: this rank)
   int hops;       ///< notice: the notice's hop count; otherwise 0
-  Time silent;    ///< suspected, exited: µs since the emitter was last heard; alone: the longest stall, µs;
+  Time silent;    ///< suspected, exited: µs since the emitter was last heard (-1: an exit seen as the host's
+                  ///< tail, see host_tail); host_silent: µs since its host
+                  ///< was asked to answer; alone: the longest stall, µs;
                   ///< minority: (ranks of the view still reached) * 2^32 + (ranks in the view); otherwise 0
 };
 
@@ -136,6 +152,15 @@ class RingDetector {
   /// rank_failed, How::exited, silent = µs since it was last heard), broadcast and re-targeted past, as
   /// after a timeout. Otherwise ignored: a watch that fired after re-targeting, a departed or unknown rank.
   void on_emitter_exited(int rank, Time now, Output *out);
+  /// Multi-host rings: when this rank is the first live rank of its host in ring order (its emitter is on
+  /// another host), the last live rank of its host (whose observer is on another host and cannot watch
+  /// its process); -1 otherwise (a single host, this rank alone on its host, or stopped). The runtime
+  /// watches that process too. O(ranks of this host).
+  int host_tail() const;
+  /// The process of `rank` has exited, seen by the runtime's watch of host_tail(). If `rank` is still
+  /// this rank's host tail, it is marked failed at once (event rank_failed, How::exited, silent = -1),
+  /// broadcast (its observer learns it by notice and re-targets); otherwise ignored.
+  void on_host_tail_exited(int rank, Time now, Output *out);
   /// This rank stops (MPI_Finalize): tells its observer and emitter; afterwards the machine is inert.
   void leave(Time now, Output *out);
 
@@ -172,6 +197,9 @@ class RingDetector {
   void leave_view(int rank);
   bool check_quorum(Time now, Output *out);
   bool contains_failed(const std::vector<int> &sorted, int rank) const;
+  void probe_host(int suspected, Time now, Output *out);
+  void send_probe(int to, Output *out);
+  bool check_probes(Time now, Output *out);
 
   Config cfg_;
   int me_pos_;
@@ -192,6 +220,14 @@ class RingDetector {
   std::vector<int> view_out_;
   std::vector<int> unsettled_;
   Time last_unsettled_ = 0;
+  // Lost hosts: per host asked to answer after one of its ranks was suspected by timeout, the live ranks
+  // asked (farthest from this rank first), when they are asked again, and when they are suspected.
+  struct Probe {
+    int host;
+    std::vector<int> ranks;
+    Time started, resend, deadline;
+  };
+  std::vector<Probe> probes_;
   // bcast_offsets for the current live count (recomputed when it changes).
   int offsets_live_ = -1;
   std::vector<int> offsets_;

@@ -119,6 +119,8 @@ class Runtime {
   ProcessWatch watch;
   Doorbell doorbell;    // rung by same-host ranks that send this one a notice (settings.pidfd)
   int watched = -1;     // the rank whose process `watch` is about (-1: none)
+  ProcessWatch tail_watch;  // the host's tail, when this rank is its host's first (RingDetector::host_tail)
+  int tail_watched = -1;
   bool watch_ok = false;  // pidfd usable (set at start, cleared by the first ENOSYS/EPERM)
 
   void publish(const std::vector<Event> &events);
@@ -127,7 +129,7 @@ class Runtime {
   void transmit(std::vector<Outgoing> &msgs);
   void progress_sends();
   void drain(std::vector<std::pair<int, Message>> *in);
-  bool follow_emitter(int emitter);
+  bool follow(ProcessWatch &w, int *current, int target, const char *what);
   void learn_hosts();
   void loop();
   void shutdown();
@@ -176,8 +178,17 @@ void Runtime::publish(const std::vector<Event> &events) {
                         static_cast<long long>(e.silent / 1000), settings.timeout_ms, static_cast<long long>(at_ms));
         break;
       case How::exited:
-        COHORT_LOG_WARN("rank %d failed: its process exited (seen on this host by pidfd, %lld ms after its last "
-                        "heartbeat), %lld ms since start", e.rank, static_cast<long long>(e.silent / 1000),
+        if (e.silent < 0)  // the host's last rank, watched by its first (RingDetector::host_tail)
+          COHORT_LOG_WARN("rank %d failed: its process exited (seen on this host by pidfd, as its host's last rank), "
+                          "%lld ms since start", e.rank, static_cast<long long>(at_ms));
+        else
+          COHORT_LOG_WARN("rank %d failed: its process exited (seen on this host by pidfd, %lld ms after its last "
+                          "heartbeat), %lld ms since start", e.rank, static_cast<long long>(e.silent / 1000),
+                          static_cast<long long>(at_ms));
+        break;
+      case How::host_silent:
+        COHORT_LOG_WARN("rank %d suspected: its host answered nothing %lld ms after another of its ranks was "
+                        "suspected (a lost host), %lld ms since start", e.rank, static_cast<long long>(e.silent / 1000),
                         static_cast<long long>(at_ms));
         break;
       case How::notice:
@@ -285,18 +296,20 @@ void Runtime::loop() {
   Output out;
   std::uint64_t iterations = 0, received = 0;
   int exited = -1;  // the watched emitter whose process exited during the last wait
+  int tail_exited = -1;  // the same for the watched host tail
   while (!stop_flag.load(std::memory_order_acquire)) {
     // NOTE: drained before an exit is fed in: a rank that left (MPI_Finalize) said so before it exited.
     drain(&in);
     received += in.size();
     Time now = monotonic_us();
     Time wake;
-    int emitter;
+    int emitter, tail;
     {
       std::lock_guard<std::mutex> lock(sm_mu);
       for (auto &m : in) sm->on_message(m.first, m.second, now, &out);
       if (exited >= 0) sm->on_emitter_exited(exited, now, &out);
-      exited = -1;
+      if (tail_exited >= 0) sm->on_host_tail_exited(tail_exited, now, &out);
+      exited = tail_exited = -1;
       sm->tick(now, &out);
       if (!out.events.empty()) mark_active(now);
       publish(out.events);
@@ -305,6 +318,7 @@ void Runtime::loop() {
       side_out.clear();
       wake = sm->next_wakeup();
       emitter = sm->emitter();
+      tail = sm->host_tail();
     }
     for (auto &m : in)
       if (is_activity(m.second)) mark_active(now);
@@ -330,17 +344,23 @@ void Runtime::loop() {
       Time until_wake = wake < 0 ? settings.idle_poll_us : wake - now;
       nap = static_cast<long>(std::max<Time>(settings.poll_us, std::min<Time>(settings.idle_poll_us, until_wake)));
     }
-    if (emitter != watched && follow_emitter(emitter)) {
+    if (emitter != watched && follow(watch, &watched, emitter, "emitter")) {
       exited = emitter;  // gone already: no wait
       continue;
     }
-    switch (watch.wait(nap, &doorbell)) {
+    if (tail != tail_watched && follow(tail_watch, &tail_watched, tail, "its host's last rank")) {
+      tail_exited = tail;
+      continue;
+    }
+    switch (watch.wait(nap, &doorbell, &tail_watch)) {
       case ProcessWatch::Woke::exited: exited = watched; break;
+      case ProcessWatch::Woke::also_exited: tail_exited = tail_watched; break;
       case ProcessWatch::Woke::doorbell: mark_active(monotonic_us()); break;
       case ProcessWatch::Woke::timeout: break;
     }
   }
   watch.stop();
+  tail_watch.stop();
   shutdown();
   doorbell.close();
   std::lock_guard<std::mutex> lock(stats_mu);
@@ -350,16 +370,17 @@ void Runtime::loop() {
   st.received = received;
 }
 
-// Watches the new emitter's process if it is on this host. Returns true when that process has exited
-// already (pidfd_open: ESRCH, or its pid now names a younger process).
-bool Runtime::follow_emitter(int emitter) {
-  watch.stop();
-  watched = emitter;
-  if (!watch_ok || emitter < 0 || host_of[emitter] != host_of[rank]) return false;
+// Watches the process of `target` (the new emitter, or the host's tail) in `w` if it is on this host.
+// Returns true when that process has exited already (pidfd_open: ESRCH, or its pid now names a younger
+// process).
+bool Runtime::follow(ProcessWatch &w, int *current, int target, const char *what) {
+  w.stop();
+  *current = target;
+  if (!watch_ok || target < 0 || host_of[target] != host_of[rank]) return false;
   int err = 0;
-  switch (watch.watch(static_cast<pid_t>(pid_of[emitter]), start_of[emitter], &err)) {
+  switch (w.watch(static_cast<pid_t>(pid_of[target]), start_of[target], &err)) {
     case ProcessWatch::Result::watching:
-      COHORT_LOG_DEBUG("detector: watching emitter rank %d (pid %lld) by pidfd", emitter, static_cast<long long>(pid_of[emitter]));
+      COHORT_LOG_DEBUG("detector: watching %s, rank %d (pid %lld), by pidfd", what, target, static_cast<long long>(pid_of[target]));
       return false;
     case ProcessWatch::Result::exited:
       return true;

@@ -115,9 +115,17 @@ void SimNet::declare(int rank, int dead) {
 void SimNet::watch_exit(int rank) {
   // NOTE: loops because re-targeting may land on an emitter that has exited too (the runtime's
   // pidfd_open then fails with ESRCH, which it reports as an exit).
-  for (int e = nodes_[rank]->emitter(); cfg_.watch_exits && e >= 0 && exited_[e] && !nodes_[rank]->stopped();
+  // NOTE: a process can be watched on its own host only (the runtime's pidfd).
+  auto same_host = [&](int r) { return cfg_.host.empty() || cfg_.host[r] == cfg_.host[rank]; };
+  for (int e = nodes_[rank]->emitter();
+       cfg_.watch_exits && e >= 0 && exited_[e] && same_host(e) && !nodes_[rank]->stopped();
        e = nodes_[rank]->emitter()) {
     nodes_[rank]->on_emitter_exited(e, now_, &out_);
+    absorb(rank, out_);
+  }
+  for (int t = nodes_[rank]->host_tail(); cfg_.watch_exits && t >= 0 && exited_[t] && !nodes_[rank]->stopped();
+       t = nodes_[rank]->host_tail()) {
+    nodes_[rank]->on_host_tail_exited(t, now_, &out_);
     absorb(rank, out_);
   }
 }

@@ -22,8 +22,9 @@ struct SimConfig {
   bool shuffle = false;
   std::uint64_t ring_seed = 1;
   bool resync = true;
-  /// Each observer watches its emitter's process (the runtime's pidfd): a crash() is reported to the
-  /// observer at its next tick (on_emitter_exited). kill() stays unseen (a lost host).
+  /// Each observer watches its emitter's process if it is on its host (the runtime's pidfd): a crash() is
+  /// reported to the observer at its next tick (on_emitter_exited), and to the rank that watches it as its host's tail
+  /// (RingDetector::host_tail, on_host_tail_exited). kill() stays unseen (a lost host).
   bool watch_exits = false;
   /// Host index per rank (shape: host[rank]); empty: one host. With several hosts the ring is grouped by
   /// host (topology::Ring(host, shuffle, ring_seed)) and the partition rule applies (Config::host).

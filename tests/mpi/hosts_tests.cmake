@@ -21,9 +21,10 @@ else()
   set(_h4 6,7)
   set(_cut_survivors "^survivors: 6 of 8 ranks \\(failed: (6 7|7 6)\\)$")
 endif()
-# hosts_test(<name> HOSTS <n> NP <ranks> [EXIT <code>] [FENCED r,r] [LOSE host...] [CUT host] [EXPECT regex...])
+# hosts_test(<name> HOSTS <n> NP <ranks> [EXIT <code>] [FENCED r,r] [LOSE host...] [CUT host] [EXPECT regex...]
+#            [ENV VAR=value...])
 function(hosts_test name)
-  cmake_parse_arguments(T "" "HOSTS;NP;CUT;FENCED" "LOSE;EXPECT" ${ARGN})
+  cmake_parse_arguments(T "" "HOSTS;NP;CUT;FENCED" "LOSE;EXPECT;ENV" ${ARGN})
   set(args --mpi ${COHORT_MPI_NAME} --hosts ${T_HOSTS} --np ${T_NP} --timeout 60)
   foreach(h IN LISTS T_LOSE)
     list(APPEND args --lose ${h})
@@ -36,6 +37,9 @@ function(hosts_test name)
   endforeach()
   add_test(NAME hosts.${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hosts_run.sh ${args} -- ${_pi} 400 1000000)
   set_tests_properties(hosts.${name} PROPERTIES LABELS "mpi;hosts" TIMEOUT 110 SKIP_RETURN_CODE 77)
+  if(T_ENV)
+    set_tests_properties(hosts.${name} PROPERTIES ENVIRONMENT "${T_ENV}")
+  endif()
 endfunction()
 
 # NOTE: MPICH: a fault-free run across the hosts did not end (every rank waited in MPI_Finalize, in a read
@@ -61,9 +65,16 @@ if("$ENV{COHORT_TEST_HOSTS_PARTITION}" STREQUAL "1")
 hosts_test(partition_equal HOSTS 2 NP 4 CUT h2 FENCED 2,3
   EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 2 of 4 ranks \\(failed: (2 3|3 2)\\)$")
 endif()
+  # h3's last rank (5) is suspected by its observer (6, on h4) after the timeout; rank 4 then by the
+  # lost-host probe (its host answered nothing), not after a second timeout.
   hosts_test(host_lost HOSTS 4 NP 8 LOSE h3
     EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^round [0-9]+ of 400: 6 of 8 ranks contributed$"
-    "^survivors: 6 of 8 ranks \\(failed: (4 5|5 4)\\)$")
+    "^survivors: 6 of 8 ranks \\(failed: (4 5|5 4)\\)$"
+    "cohort\\[rank 6\\] warn: rank 4 suspected: its host answered nothing")
+  # SIGKILL of h2's last rank (3): its observer (4, on h3) cannot watch its process; h2's first rank (2) does.
+  hosts_test(host_last_rank_killed HOSTS 4 NP 8 ENV "COHORT_INJECT_FAILURE=rank=3,at=reduce.posted,hit=50"
+    EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 7 of 8 ranks \\(failed: 3\\)$"
+    "cohort\\[rank 2\\] warn: rank 3 failed: its process exited \\(seen on this host by pidfd, as its host's last rank\\)")
   hosts_test(two_hosts_lost HOSTS 4 NP 8 LOSE h3 h4
     EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^round [0-9]+ of 400: 4 of 8 ranks contributed$"
     "^survivors: 4 of 8 ranks \\(failed: [4-7] [4-7] [4-7] [4-7]\\)$")

@@ -122,3 +122,108 @@ TEST(DetectorPartition, OneHostNeverAppliesTheRule) {
   ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({0, 1, 2}); }, net.now() + 10 * kTimeout));
   expect_fenced_exactly(net, {});
 }
+
+// Lost hosts (ring_detector.hpp, "Lost hosts"): the observer of a host's last rank suspects it by its
+// timeout, then asks the host's other ranks to answer; none does within 2 x period: all are suspected.
+TEST(DetectorLostHost, HostOfFourLostAtOnceIsFoundWithinTimeoutPlusTwoPeriods) {
+  for (int lost : {1, 2, 3, 0}) {  // h2, h3, h4, and h1 (rank 0's host: its observer wraps around)
+    SCOPED_TRACE("host " + std::to_string(lost));
+    SimConfig c = hosts(16, 4);
+    c.watch_exits = false;  // a lost host: no process exit anyone could see
+    SimNet net(c);
+    net.run_until(2 * kTimeout);
+    std::vector<int> dead;
+    for (int r = 4 * lost; r < 4 * lost + 4; ++r) {
+      net.kill(r);
+      dead.push_back(r);
+    }
+    Time t0 = net.now();
+    ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly(dead); }, t0 + 10 * kTimeout));
+    // ticks every ms, 50 µs a message: the flood adds well under 10 ms
+    EXPECT_LE(net.now() - t0, kTimeout + 2 * kPeriod + 10 * kMs);
+    int observer = (4 * lost + 4) % 16;
+    ASSERT_EQ(net.learned[observer].size(), 4u);
+    EXPECT_EQ(net.learned[observer][0].rank, 4 * lost + 3);
+    EXPECT_EQ(net.learned[observer][0].how, How::suspected);
+    for (int i = 1; i < 4; ++i) EXPECT_EQ(net.learned[observer][i].how, How::host_silent) << i;
+    EXPECT_EQ(net.node(observer).emitter(), (4 * lost + 15) % 16);  // past the whole host
+    net.run_until(net.now() + 3 * kTimeout);
+    expect_fenced_exactly(net, {});
+    EXPECT_TRUE(net.all_survivors_know_exactly(dead));
+  }
+}
+
+TEST(DetectorLostHost, OneStoppedRankIsJudgedByItsOwnTimeoutNotByItsHost) {
+  for (int stopped : {7, 5}) {  // h2's last rank (observer on h3), and one inside h2 (observer on h2)
+    SCOPED_TRACE("rank " + std::to_string(stopped));
+    SimConfig c = hosts(16, 4);
+    c.watch_exits = false;
+    SimNet net(c);
+    net.run_until(2 * kTimeout);
+    net.pause(stopped);  // SIGSTOP: no exit, no heartbeat, messages wait
+    Time t0 = net.now();
+    ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({stopped}); }, t0 + 10 * kTimeout));
+    EXPECT_GE(net.now() - t0, kTimeout - kPeriod);  // its own timeout (last heard up to a period before)
+    net.run_until(net.now() + 5 * kTimeout);
+    EXPECT_TRUE(net.all_survivors_know_exactly({stopped}));  // 4, 5, 6 (or 4, 6, 7) never suspected
+    for (int r = 0; r < 16; ++r)
+      if (r != stopped) EXPECT_FALSE(net.fenced(r)) << "rank " << r;
+  }
+}
+
+TEST(DetectorLostHost, AHostThatAnswersOnlyTheSecondRequestKeepsItsRanks) {
+  // h2's last rank stops; the first requests to 4 and 5 are lost and the new emitter 6 stays silent to
+  // rank 8 for a while: the repeated request is answered, and nobody but rank 7 is suspected.
+  SimConfig c = hosts(16, 4);
+  c.watch_exits = false;
+  SimNet net(c);
+  net.run_until(2 * kTimeout);
+  int probes_dropped = 0;
+  Time six_silent_until = net.now() + kTimeout + 3 * kPeriod;
+  net.filter = [&](int from, const Outgoing &o) {
+    if (from == 6 && o.to == 8 && net.now() < six_silent_until) return 0;
+    bool probe = from == 8 && o.msg.type == MsgType::emit_request && (o.to == 4 || o.to == 5);
+    if (probe && probes_dropped < 2) {
+      ++probes_dropped;
+      return 0;
+    }
+    return 1;
+  };
+  net.pause(7);
+  net.run_until(net.now() + 8 * kTimeout);
+  EXPECT_EQ(probes_dropped, 2);
+  EXPECT_TRUE(net.all_survivors_know_exactly({7}));
+  for (int r = 0; r < 16; ++r)
+    if (r != 7) EXPECT_FALSE(net.fenced(r)) << "rank " << r;
+}
+
+// A host's last rank has its observer on the next host: its host's first rank watches its process too
+// (RingDetector::host_tail), so its crash is seen at once on its host, not after the observer's timeout.
+TEST(DetectorHostTail, CrashOfAHostsLastRankIsSeenOnItsHost) {
+  SimNet net(hosts(16, 4));
+  net.run_until(2 * kTimeout);
+  EXPECT_EQ(net.node(4).host_tail(), 7);
+  EXPECT_EQ(net.node(5).host_tail(), -1);  // its emitter is on its host
+  EXPECT_EQ(net.node(0).host_tail(), 3);   // the ring wraps: rank 0's emitter is 15 (host 3)
+  net.crash(7);
+  Time t0 = net.now();
+  ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({7}); }, t0 + 10 * kTimeout));
+  EXPECT_LE(net.now() - t0, 20 * kMs);  // a tick and a few hops, not a timeout
+  ASSERT_FALSE(net.learned[4].empty());
+  EXPECT_EQ(net.learned[4][0].how, How::exited);
+  EXPECT_EQ(net.node(8).emitter(), 6);
+  EXPECT_EQ(net.node(4).host_tail(), 6);  // the next one back
+  net.crash(6);  // and again
+  t0 = net.now();
+  ASSERT_TRUE(net.run_until([&] { return net.all_survivors_know_exactly({6, 7}); }, t0 + 10 * kTimeout));
+  EXPECT_LE(net.now() - t0, 20 * kMs);
+  net.run_until(net.now() + 3 * kTimeout);
+  expect_fenced_exactly(net, {});
+  EXPECT_TRUE(net.all_survivors_know_exactly({6, 7}));
+}
+
+TEST(DetectorHostTail, OneHostHasNoTail) {
+  SimNet net(hosts(8, 8));
+  net.run_until(2 * kTimeout);
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(net.node(r).host_tail(), -1) << "rank " << r;
+}

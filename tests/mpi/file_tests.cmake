@@ -19,3 +19,46 @@ endforeach()
 # The lowest survivor does set_size: rank 0 dies before it, rank 1 must do it.
 cohort_mpi_test(file.fault.set_size.first_dead PART file NP 4 TIMEOUT 60 PASS 3
   ENV ${_file_hb} COMMAND ${_ff} ${_files}/set_size_0.dat set_size none before:0 none)
+# The independent shared-pointer calls (side file under fcntl locks) mixed with the ordered ones, against raw
+# MPI-IO; then write_shared/iwrite_shared with a rank killed before the second step and another holding the
+# side file's lock inside the third (inject hook: pointer moved, record not written), two ranks killed before
+# the same step, and write_shared alternating with write_ordered.
+cohort_mpi_test(file.shared_equiv_4 PART file NP 4 TIMEOUT 90 PASS 4 COMMAND ${_ff} ${_files}/sh_equiv_4.dat shared_equiv)
+cohort_mpi_test(file.shared_equiv_3 PART file NP 3 TIMEOUT 90 PASS 3 COMMAND ${_ff} ${_files}/sh_equiv_3.dat shared_equiv)
+foreach(call write_shared iwrite_shared)
+  cohort_mpi_test(file.fault.${call}.before_then_during PART file NP 4 TIMEOUT 60 PASS 2
+    ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=1,at=file_${call}.posted,hit=3
+    COMMAND ${_ff} ${_files}/${call}_bd.dat ${call} none before:2 during:1 none)
+  cohort_mpi_test(file.fault.${call}.two_before PART file NP 4 TIMEOUT 60 PASS 2
+    ENV ${_file_hb} COMMAND ${_ff} ${_files}/${call}_2b.dat ${call} none before:1+2 none)
+endforeach()
+cohort_mpi_test(file.fault.mixed.before_then_during PART file NP 4 TIMEOUT 60 PASS 2
+  ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=1,at=file_write_shared.posted,hit=3
+  COMMAND ${_ff} ${_files}/mixed_bd.dat mixed none before:2 none none during:1 none)
+if(COHORT_BUILD_EXAMPLES)
+  # --- examples: checkpoint, 40 steps, a checkpoint every 5 (8 records per rank), fault-free and with rank 2
+  # killed inside its 2nd checkpoint (its write done); each job's files are then checked by
+  # `checkpoint --verify` (no MPI), byte for byte against a recomputation. With --log: write_shared lines and
+  # write_ordered last lines.
+  set(_ck $<TARGET_FILE:checkpoint>)
+  foreach(t ok killed log_killed)
+    file(MAKE_DIRECTORY ${_files}/checkpoint_${t})
+  endforeach()
+  cohort_mpi_test(examples.checkpoint PART examples NP 4 TIMEOUT 60 PASS 4
+    COMMAND ${_ck} ${_files}/checkpoint_ok 40 5)
+  cohort_mpi_test(examples.checkpoint_one_killed PART examples NP 4 TIMEOUT 60 PASS 3
+    ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=2,at=file_write_at_all.posted,hit=2
+    COMMAND ${_ck} ${_files}/checkpoint_killed 40 5)
+  cohort_mpi_test(examples.checkpoint_log_one_killed PART examples NP 4 TIMEOUT 60 PASS 3
+    ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=2,at=file_write_at_all.posted,hit=2
+    COMMAND ${_ck} ${_files}/checkpoint_log_killed 40 5 --log)
+  add_test(NAME examples.checkpoint.verify COMMAND ${_ck} --verify ${_files}/checkpoint_ok 4 40 5)
+  add_test(NAME examples.checkpoint_one_killed.verify
+    COMMAND ${_ck} --verify ${_files}/checkpoint_killed 4 40 5 --dead 2:2)
+  add_test(NAME examples.checkpoint_log_one_killed.verify
+    COMMAND ${_ck} --verify ${_files}/checkpoint_log_killed 4 40 5 --log --dead 2:2)
+  foreach(t checkpoint checkpoint_one_killed checkpoint_log_one_killed)
+    set_tests_properties(examples.${t} PROPERTIES FIXTURES_SETUP ${t})
+    set_tests_properties(examples.${t}.verify PROPERTIES FIXTURES_REQUIRED ${t} LABELS "mpi;examples" TIMEOUT 30)
+  endforeach()
+endif()

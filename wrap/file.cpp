@@ -8,7 +8,8 @@
 // What the standard makes collective, cohort makes collective over the survivors of the communicator
 // the file was opened on (its alias, the registry's record for communicators):
 //   - open: substitute rank 0 opens first with the program's mode (so MPI_MODE_CREATE|MPI_MODE_EXCL
-//     creates once), broadcasts its error class, then the others open without MPI_MODE_EXCL;
+//     creates once), broadcasts its error class, then the others open without MPI_MODE_EXCL, then the
+//     survivors confirm (each has its handle);
 //   - collective data calls (read/write[_at]_all, sync): the local call, then the driver's confirmation
 //     (wrap/driver.hpp, run()): on return every survivor's part of the call is in the file. A survivor's
 //     I/O is done once; a retry of the confirmation never writes again, so no byte is written twice;
@@ -108,12 +109,15 @@ int run_on_first(Alias &alias, CallId id, F fn, long long *pay = nullptr, int np
   return ran ? mine : static_cast<int>(buf[0]);
 }
 
-// Runs io (the local call on the per-rank handle) once, then confirms over the survivors.
+// Runs io (the local call on the per-rank handle) once, then confirms over the survivors. hook: as
+// run_on_first's.
 template <typename F>
-int run_then_confirm(Alias &alias, CallId id, F io) {
+int run_then_confirm(Alias &alias, CallId id, F io, bool hook = true) {
   int mine = MPI_SUCCESS;
   bool ran = false;
-  int rc = run(alias, describe(id), [&](const Substitute &, int, MPI_Request *req) {
+  CallDesc call = describe(id);
+  if (!hook) call.posted_hook = nullptr;
+  int rc = run(alias, call, [&](const Substitute &, int, MPI_Request *req) {
     if (!ran) mine = io();
     ran = true;
     *req = MPI_REQUEST_NULL;  // nothing left to wait for: the driver confirms
@@ -289,6 +293,11 @@ extern "C" int __wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amo
     rc = PMPI_File_open(MPI_COMM_SELF, filename, mode & ~(MPI_MODE_EXCL | MPI_MODE_CREATE), info, &mine);
   }
   if (rc == MPI_SUCCESS && rec.side_fd == -1) rec.side_fd = ::open(rec.side.c_str(), O_RDWR | O_CLOEXEC);
+  // NOTE: every survivor has its handle once this returns. Without it a fast rank could return, fail, and
+  // exit while a slow one still opens: Open MPI 4.1's OMPIO then failed that open 1 run in ~10 under load
+  // (mca_sharedfp_sm_file_open: unable to open file for mmap, in the job's session directory).
+  int all = run_then_confirm(*a, CallId::MPI_File_open, [] { return MPI_SUCCESS; }, false);
+  if (rc == MPI_SUCCESS) rc = all;
   if (rec.side_fd < 0) {
     // NOTE: not an error of the open (a read-only directory): the shared-pointer calls report it if used.
     rec.side_errno = rec.side_fd == -1 ? errno : -rec.side_fd;

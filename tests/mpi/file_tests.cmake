@@ -7,9 +7,10 @@ set(_file_hb ${_wrap_hb})  # the heartbeat settings of wrap_tests.cmake (include
 set(_ff $<TARGET_FILE:file_faults>)
 cohort_mpi_test(file.equiv_4 PART file NP 4 TIMEOUT 90 PASS 4 COMMAND ${_ff} ${_files}/equiv_4.dat equiv)
 cohort_mpi_test(file.equiv_3 PART file NP 3 TIMEOUT 90 PASS 3 COMMAND ${_ff} ${_files}/equiv_3.dat equiv)
-# For each call: a rank killed before the second step and another inside the third (inject hook), and two
-# ranks killed before the same step. Every survivor reads the file back and checks it byte for byte.
-foreach(call write_at_all write_all write_ordered set_size)
+# For each call: a rank killed before the second step and another inside the third (inject hook; for
+# [i]write_shared: the pointer moved, the side file's lock held, the record not written), and two ranks
+# killed before the same step. Every survivor reads the file back and checks it byte for byte.
+foreach(call write_at_all write_all write_ordered set_size write_shared iwrite_shared)
   cohort_mpi_test(file.fault.${call}.before_then_during PART file NP 4 TIMEOUT 60 PASS 2
     ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=1,at=file_${call}.posted,hit=3
     COMMAND ${_ff} ${_files}/${call}_bd.dat ${call} none before:2 during:1 none)
@@ -20,18 +21,10 @@ endforeach()
 cohort_mpi_test(file.fault.set_size.first_dead PART file NP 4 TIMEOUT 60 PASS 3
   ENV ${_file_hb} COMMAND ${_ff} ${_files}/set_size_0.dat set_size none before:0 none)
 # The independent shared-pointer calls (side file under fcntl locks) mixed with the ordered ones, against raw
-# MPI-IO; then write_shared/iwrite_shared with a rank killed before the second step and another holding the
-# side file's lock inside the third (inject hook: pointer moved, record not written), two ranks killed before
-# the same step, and write_shared alternating with write_ordered.
+# MPI-IO (their kills are in the loop above); write_shared alternating with write_ordered, with a rank killed
+# before the second step and another inside its third write_shared.
 cohort_mpi_test(file.shared_equiv_4 PART file NP 4 TIMEOUT 90 PASS 4 COMMAND ${_ff} ${_files}/sh_equiv_4.dat shared_equiv)
 cohort_mpi_test(file.shared_equiv_3 PART file NP 3 TIMEOUT 90 PASS 3 COMMAND ${_ff} ${_files}/sh_equiv_3.dat shared_equiv)
-foreach(call write_shared iwrite_shared)
-  cohort_mpi_test(file.fault.${call}.before_then_during PART file NP 4 TIMEOUT 60 PASS 2
-    ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=1,at=file_${call}.posted,hit=3
-    COMMAND ${_ff} ${_files}/${call}_bd.dat ${call} none before:2 during:1 none)
-  cohort_mpi_test(file.fault.${call}.two_before PART file NP 4 TIMEOUT 60 PASS 2
-    ENV ${_file_hb} COMMAND ${_ff} ${_files}/${call}_2b.dat ${call} none before:1+2 none)
-endforeach()
 cohort_mpi_test(file.fault.mixed.before_then_during PART file NP 4 TIMEOUT 60 PASS 2
   ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=1,at=file_write_shared.posted,hit=3
   COMMAND ${_ff} ${_files}/mixed_bd.dat mixed none before:2 none none during:1 none)

@@ -9,6 +9,9 @@
  *       the independent shared-pointer calls (write_shared, iwrite_shared, read_shared, iread_shared) mixed
  *       with write_ordered, read_ordered and seek_shared, on cohort's file and on a raw one: each record read
  *       and written exactly once, the same shared pointer after each phase, the same bytes.
+ *   file_faults PATH side_blocked
+ *       the shared pointer's side file cannot be created (a directory stands in its place): the open
+ *       succeeds, MPI_File_write_shared stops the job with one line naming the rank, the call and the file.
  *   file_faults PATH CALL STEP...
  *     CALL   write_at_all | write_all | write_ordered | set_size | write_shared | iwrite_shared | mixed
  *            (mixed: write_shared at even steps, write_ordered at odd ones)
@@ -24,6 +27,7 @@
  * no record appears twice. */
 #include <mpi.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -375,6 +379,18 @@ int main(int argc, char **argv) {
     else shared_equiv(path);
     MPI_Finalize();
     return 0;
+  }
+  if (!strcmp(call, "side_blocked")) {
+    char side[1100];
+    const char *slash = strrchr(path, '/');
+    snprintf(side, sizeof side, "%.*s.%s.cohort-shfp", slash ? (int)(slash - path + 1) : 0, path,
+             slash ? slash + 1 : path);
+    if (rank == 0) mkdir(side, 0755);
+    MPI_File fh = open_fresh(path, MPI_COMM_WORLD, 0);
+    unsigned char rec[REC] = {0};
+    MPI_Status st;
+    MPI_File_write_shared(fh, rec, REC, MPI_BYTE, &st);
+    CHECK(0, "MPI_File_write_shared returned with no side file");
   }
   MPI_File fh = open_fresh(path, MPI_COMM_WORLD, 0);
   unsigned char rec[REC];

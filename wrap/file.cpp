@@ -8,16 +8,22 @@
 // What the standard makes collective, cohort makes collective over the survivors of the communicator
 // the file was opened on (its alias, the registry's record for communicators):
 //   - open: substitute rank 0 opens first with the program's mode (so MPI_MODE_CREATE|MPI_MODE_EXCL
-//     creates once), broadcasts its error class, then the others open without MPI_MODE_EXCL;
+//     creates once), broadcasts its error class, then the others open without MPI_MODE_EXCL, then the
+//     survivors confirm (each has its handle);
 //   - collective data calls (read/write[_at]_all, sync): the local call, then the driver's confirmation
 //     (wrap/driver.hpp, run()): on return every survivor's part of the call is in the file. A survivor's
 //     I/O is done once; a retry of the confirmation never writes again, so no byte is written twice;
 //   - set_size, preallocate and the deletion of MPI_MODE_DELETE_ON_CLOSE files: done by substitute rank 0
 //     only, whose error class is broadcast; if it dies first, the survivors retry and the next rank 0 does
 //     it (both are idempotent);
-//   - the shared file pointer of the ordered calls (read/write_ordered, seek_shared,
-//     get_position_shared) is cohort's: a value in etypes that every survivor keeps identically, moved by
-//     an Allgather of the survivors' counts (a positional collective: the same result on every survivor).
+//   - the shared file pointer lives in a side file next to the data file ("<dir>/.<name>.cohort-shfp",
+//     created at open and removed at close by the lowest survivor), read-modify-written under an fcntl
+//     write lock (wrap/shared_pointer.hpp, as ROMIO's hidden shared-pointer file): the independent calls
+//     (read/write_shared, iread/iwrite_shared) move it with no communication; the ordered calls
+//     (read/write_ordered) sum the survivors' counts with an Allgather, then the lowest survivor moves it
+//     once, tagged with the call's sequence number (a retry after its death does not move it twice), and
+//     broadcasts where it was; seek_shared and set_view (reset to 0) move it the same way after a
+//     confirmation. Works across hosts only where fcntl locks are coherent (NFS with lockd, Lustre -o flock).
 // MPI_MODE_DELETE_ON_CLOSE and MPI_MODE_UNIQUE_OPEN are stripped at open (cohort deletes the file itself).
 // The cost: ROMIO's two-phase collective buffering is not used (aggregators are the ranks whose death
 // would hang a collective write); contiguous per-rank blocks, the checkpoint case, lose nothing.
@@ -25,17 +31,25 @@
 // Thread-safety: the registry is thread-safe; calls on one file follow MPI's rules (collectives
 // serialised by the program).
 #include <mpi.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "detector/inject.hpp"
+#include "detector/log.hpp"
 #include "wrap/calls.h"
 #include "wrap/coll.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/policy.hpp"
+#include "wrap/shared_pointer.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -45,7 +59,12 @@ struct FileRecord {
   Alias *alias = nullptr;        // the communicator the file was opened on
   std::string name;              // for MPI_MODE_DELETE_ON_CLOSE
   bool delete_on_close = false;
-  long long shared = 0;          // the shared file pointer, in etypes of the current view
+  std::string side;              // the shared pointer's side file
+  int side_fd = -1;              // open on every rank (-1: side_errno says why)
+  int side_errno = 0;
+  std::uint64_t seq = 0;         // collective moves of the shared pointer so far (the same on every survivor)
+  // NOTE: fcntl locks belong to the process: threads of one rank exclude each other with this mutex.
+  std::shared_ptr<std::mutex> side_mu = std::make_shared<std::mutex>();
 };
 
 std::mutex g_files_mu;
@@ -64,32 +83,41 @@ int error_class(int rc) {
 }
 
 // Runs fn (returns an MPI code) once, on substitute rank 0 of the alias's current substitute, and gives
-// every survivor its error class (rank 0 gets its own code). If rank 0 dies before its class arrives,
-// the survivors retry on the shrunk substitute, where the next rank 0 runs fn (fn must be idempotent;
-// attempt > 0 tells it that a dead rank 0 may have run it). Collective over the survivors.
+// every survivor its error class (rank 0 gets its own code) and the npay values fn left in pay. If rank 0
+// dies before its class arrives, the survivors retry on the shrunk substitute, where the next rank 0 runs
+// fn (fn must be idempotent; attempt > 0 tells it that a dead rank 0 may have run it). Collective over the
+// survivors. hook: whether the call's inject point "<call>.posted" is reached here (once per call).
 template <typename F>
-int run_on_first(Alias &alias, CallId id, F fn) {
-  int cls = MPI_SUCCESS, mine = MPI_SUCCESS, attempt = 0;
+int run_on_first(Alias &alias, CallId id, F fn, long long *pay = nullptr, int npay = 0, bool hook = true) {
+  std::vector<long long> buf(static_cast<std::size_t>(npay) + 1, 0);
+  int mine = MPI_SUCCESS, attempt = 0;
   bool ran = false;
-  int rc = run(alias, describe(id), [&](const Substitute &s, int, MPI_Request *req) {
+  CallDesc call = describe(id);
+  if (!hook) call.posted_hook = nullptr;
+  int rc = run(alias, call, [&](const Substitute &s, int, MPI_Request *req) {
     if (s.rank == 0 && !ran) {
       mine = fn(attempt);
-      cls = error_class(mine);
+      buf[0] = error_class(mine);
+      for (int i = 0; i < npay; ++i) buf[i + 1] = pay[i];
       ran = true;
     }
     ++attempt;
-    return PMPI_Ibcast(&cls, 1, MPI_INT, 0, s.comm, req);
+    return PMPI_Ibcast(buf.data(), npay + 1, MPI_LONG_LONG, 0, s.comm, req);
   });
   if (rc != MPI_SUCCESS) return rc;
-  return ran ? mine : cls;
+  for (int i = 0; !ran && i < npay; ++i) pay[i] = buf[i + 1];
+  return ran ? mine : static_cast<int>(buf[0]);
 }
 
-// Runs io (the local call on the per-rank handle) once, then confirms over the survivors.
+// Runs io (the local call on the per-rank handle) once, then confirms over the survivors. hook: as
+// run_on_first's.
 template <typename F>
-int run_then_confirm(Alias &alias, CallId id, F io) {
+int run_then_confirm(Alias &alias, CallId id, F io, bool hook = true) {
   int mine = MPI_SUCCESS;
   bool ran = false;
-  int rc = run(alias, describe(id), [&](const Substitute &, int, MPI_Request *req) {
+  CallDesc call = describe(id);
+  if (!hook) call.posted_hook = nullptr;
+  int rc = run(alias, call, [&](const Substitute &, int, MPI_Request *req) {
     if (!ran) mine = io();
     ran = true;
     *req = MPI_REQUEST_NULL;  // nothing left to wait for: the driver confirms
@@ -115,9 +143,109 @@ long long etypes_of(MPI_File fh, int count, MPI_Datatype type) {
   return esize > 0 ? static_cast<long long>(count) * tsize / esize : 0;
 }
 
-// The ordered calls: this rank's offset from cohort's shared pointer (the survivors' counts before it,
-// in the communicator's rank order), the local call at that offset, the pointer moved past every
-// survivor's data, then the confirmation.
+// ---- the shared file pointer's side file (wrap/shared_pointer.hpp) ----
+
+// "<dir>/.<name>.cohort-shfp" for the program's file name (a ROMIO "ufs:"-style prefix dropped).
+std::string side_path(const std::string &name) {
+  std::string path = name;
+  std::size_t colon = path.find(':'), slash = path.find('/');
+  if (colon != std::string::npos && colon > 1 && (slash == std::string::npos || colon < slash))
+    path = path.substr(colon + 1);
+  std::size_t cut = path.rfind('/');
+  std::size_t base = cut == std::string::npos ? 0 : cut + 1;
+  return path.substr(0, base) + "." + path.substr(base) + ".cohort-shfp";
+}
+
+// Creates (or re-creates: a retry after a dead rank 0, or a stale one) the side file with the pointer at 0.
+// Returns the descriptor or -errno.
+int create_side(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return -errno;
+  unsigned char b[shfp::kBytes];
+  shfp::encode(shfp::State{}, b);
+  if (::pwrite(fd, b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
+    int e = errno != 0 ? errno : EIO;
+    ::close(fd);
+    return -e;
+  }
+  return fd;
+}
+
+// One line naming the rank (the log prefix), the call and the side file, then the job stops: a side file
+// that cannot be used must not leave the other ranks waiting.
+[[noreturn]] void side_failed(const FileRecord &f, const char *call, const char *what, int err) {
+  log::write(log::Level::error, "%s: cannot %s the shared file pointer's side file %s: %s", call, what,
+             f.side.c_str(), std::strerror(err));
+  stop_job(1);
+}
+
+int lock_side(int fd, short type) {
+  struct flock l;
+  std::memset(&l, 0, sizeof l);
+  l.l_type = type;
+  l.l_whence = SEEK_SET;
+  while (::fcntl(fd, F_SETLKW, &l) != 0) {
+    if (errno != EINTR) return errno;  // NOTE: MPICH signals the survivors (SIGUSR1) when a rank dies
+  }
+  return 0;
+}
+
+// Runs fn(State &) on the side file's state under its fcntl lock (a write lock if write, and the state
+// written back), reaching the inject point hook (if any) after the write-back, the lock still held.
+template <typename F>
+void with_side(FileRecord &f, CallId id, bool write, const char *hook, F fn) {
+  const char *call = info(id).name;
+  if (f.side_fd < 0) side_failed(f, call, "open", f.side_errno);
+  std::lock_guard<std::mutex> lock(*f.side_mu);
+  if (int e = lock_side(f.side_fd, write ? F_WRLCK : F_RDLCK)) side_failed(f, call, "lock", e);
+  unsigned char b[shfp::kBytes];
+  shfp::State s;
+  ssize_t n = ::pread(f.side_fd, b, sizeof b, 0);
+  if (n != static_cast<ssize_t>(sizeof b) || !shfp::decode(b, &s)) side_failed(f, call, "read", n < 0 ? errno : EIO);
+  fn(s);
+  if (write) {
+    shfp::encode(s, b);
+    if (::pwrite(f.side_fd, b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) side_failed(f, call, "write", errno);
+  }
+  if (hook != nullptr) inject::point(hook);
+  lock_side(f.side_fd, F_UNLCK);
+}
+
+// The next collective move of the shared pointer, to(before) (>= 0, else MPI_ERR_ARG): the lowest survivor
+// applies it once (shfp::apply), every survivor gets where the pointer was and is. The caller makes sure
+// every survivor has entered the call (no independent access of theirs can be in flight).
+template <typename F>
+int shared_move(FileRecord &f, CallId id, F to, shfp::Move *m) {
+  std::uint64_t seq = ++f.seq;
+  long long pay[2] = {0, 0};
+  int rc = run_on_first(*f.alias, id, [&](int) {
+    bool bad = false;
+    with_side(f, id, true, nullptr, [&](shfp::State &s) {
+      if (s.seq != seq && to(s.value) < 0) {
+        bad = true;
+        return;
+      }
+      shfp::Move done = shfp::apply(s, seq, to);
+      pay[0] = done.before;
+      pay[1] = done.after;
+    });
+    return bad ? MPI_ERR_ARG : MPI_SUCCESS;
+  }, pay, 2, false);  // (the call's inject point is its I/O's or confirmation's)
+  *m = shfp::Move{pay[0], pay[1]};
+  return rc;
+}
+
+// An independent access of count elements of type: takes its place from the shared pointer and moves it
+// (inject point "<call>.posted" reached with the pointer moved and the lock held, before the I/O).
+MPI_Offset take_shared(FileRecord &f, CallId id, MPI_File fh, int count, MPI_Datatype type) {
+  long long n = etypes_of(fh, count, type), at = 0;
+  with_side(f, id, true, posted_hook(id), [&](shfp::State &s) { at = shfp::take(s, n); });
+  return static_cast<MPI_Offset>(at);
+}
+
+// The ordered calls: this rank's offset from the shared pointer (the survivors' counts before it, in the
+// communicator's rank order), the pointer moved past every survivor's data, the local call at that offset,
+// then the confirmation. The Allgather is the entry confirmation of shared_move.
 template <typename F>
 int ordered(FileRecord &f, CallId id, long long mine, F io_at) {
   Alias &alias = *f.alias;
@@ -127,18 +255,15 @@ int ordered(FileRecord &f, CallId id, long long mine, F io_at) {
   int rc = coll::post_MPI_Allgather(alias, describe(CallId::MPI_Allgather), &mine, 1, MPI_LONG_LONG,
                                     counts.data(), 1, MPI_LONG_LONG, alias.handle());
   if (rc != MPI_SUCCESS) return rc;
-  long long at = f.shared, total = 0;
+  long long prefix = 0, total = 0;
   for (int r = 0; r < n; ++r) {
-    if (r < me) at += counts[r];
+    if (r < me) prefix += counts[r];
     total += counts[r];
   }
-  f.shared += total;
-  return run_then_confirm(alias, id, [&] { return io_at(static_cast<MPI_Offset>(at)); });
-}
-
-[[noreturn]] void not_supported(const char *call) {
-  abort_job(call, "the independent shared-pointer calls are not supported by cohort yet on a file opened on a "
-                  "communicator cohort protects; use MPI_File_write_ordered/read_ordered or explicit offsets");
+  shfp::Move m{};
+  rc = shared_move(f, id, [&](long long before) { return before + total; }, &m);
+  if (rc != MPI_SUCCESS) return rc;
+  return run_then_confirm(alias, id, [&] { return io_at(static_cast<MPI_Offset>(m.before + prefix)); });
 }
 
 }  // namespace
@@ -152,23 +277,42 @@ extern "C" int __wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amo
   if (a == nullptr) return PMPI_File_open(comm, filename, amode, info, fh);
   int mode = amode & ~(MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN);
   MPI_File mine = MPI_FILE_NULL;
+  FileRecord rec;
+  rec.alias = a;
+  rec.name = filename;
+  rec.delete_on_close = (amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
+  rec.side = side_path(rec.name);
   int rc = run_on_first(*a, CallId::MPI_File_open, [&](int attempt) {
     // NOTE: a retry means a dead rank 0 may have created the file already: EXCL would then fail.
-    return PMPI_File_open(MPI_COMM_SELF, filename, attempt > 0 ? mode & ~MPI_MODE_EXCL : mode, info, &mine);
+    int r = PMPI_File_open(MPI_COMM_SELF, filename, attempt > 0 ? mode & ~MPI_MODE_EXCL : mode, info, &mine);
+    if (r == MPI_SUCCESS) rec.side_fd = create_side(rec.side);
+    return r;
   });
   if (rc == MPI_SUCCESS && mine == MPI_FILE_NULL) {
     // NOTE: without CREATE: rank 0 created it; if it is gone again, this rank reports it, as MPI would.
     rc = PMPI_File_open(MPI_COMM_SELF, filename, mode & ~(MPI_MODE_EXCL | MPI_MODE_CREATE), info, &mine);
   }
+  if (rc == MPI_SUCCESS && rec.side_fd == -1) rec.side_fd = ::open(rec.side.c_str(), O_RDWR | O_CLOEXEC);
+  // NOTE: every survivor has its handle once this returns. Without it a fast rank could return, fail, and
+  // exit while a slow one still opens: Open MPI 4.1's OMPIO then failed that open 1 run in ~10 under load
+  // (mca_sharedfp_sm_file_open: unable to open file for mmap, in the job's session directory).
+  int all = run_then_confirm(*a, CallId::MPI_File_open, [] { return MPI_SUCCESS; }, false);
+  if (rc == MPI_SUCCESS) rc = all;
+  if (rec.side_fd < 0) {
+    // NOTE: not an error of the open (a read-only directory): the shared-pointer calls report it if used.
+    rec.side_errno = rec.side_fd == -1 ? errno : -rec.side_fd;
+    rec.side_fd = -1;
+  }
   if (rc != MPI_SUCCESS) {
     if (mine != MPI_FILE_NULL) PMPI_File_close(&mine);
+    if (rec.side_fd >= 0) ::close(rec.side_fd);
     *fh = MPI_FILE_NULL;
     PMPI_File_call_errhandler(MPI_FILE_NULL, rc);
     return rc;
   }
   {
     std::lock_guard<std::mutex> lock(g_files_mu);
-    g_files[mine] = FileRecord{a, filename, (amode & MPI_MODE_DELETE_ON_CLOSE) != 0, 0};
+    g_files[mine] = rec;
   }
   *fh = mine;
   return MPI_SUCCESS;
@@ -184,10 +328,13 @@ extern "C" int __wrap_MPI_File_close(MPI_File *fh) {
     g_files.erase(*fh);
   }
   int rc = PMPI_File_close(fh);
+  if (rec.side_fd >= 0) ::close(rec.side_fd);
   // Every survivor has closed once the confirmation returns (a slow rank may still have been opening).
   int del = run_then_confirm(*rec.alias, CallId::MPI_File_close, [] { return MPI_SUCCESS; });
-  if (rec.delete_on_close && del == MPI_SUCCESS) {
+  if (del == MPI_SUCCESS) {
     del = run_on_first(*rec.alias, CallId::MPI_File_close, [&](int attempt) {
+      ::unlink(rec.side.c_str());  // (already gone if a dead rank 0 removed it, or never created)
+      if (!rec.delete_on_close) return MPI_SUCCESS;
       int r = PMPI_File_delete(rec.name.c_str(), MPI_INFO_NULL);
       // NOTE: a dead rank 0 may have deleted it already.
       return attempt > 0 && error_class(r) == MPI_ERR_NO_SUCH_FILE ? MPI_SUCCESS : r;
@@ -235,8 +382,12 @@ extern "C" int __wrap_MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Dataty
   count_call(CallId::MPI_File_set_view);
   FileRecord *f = find_file(fh);
   int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-  if (f != nullptr && rc == MPI_SUCCESS) f->shared = 0;  // MPI: set_view resets both file pointers
-  return rc;
+  if (f == nullptr) return rc;
+  // MPI: set_view resets both file pointers; the shared one once every survivor is in the call.
+  int moved = run_then_confirm(*f->alias, CallId::MPI_File_set_view, [] { return MPI_SUCCESS; });
+  shfp::Move m{};
+  if (moved == MPI_SUCCESS) moved = shared_move(*f, CallId::MPI_File_set_view, [](long long) { return 0LL; }, &m);
+  return rc != MPI_SUCCESS ? rc : moved;
 }
 
 extern "C" int __wrap_MPI_File_get_group(MPI_File fh, MPI_Group *group) {
@@ -267,65 +418,53 @@ extern "C" int __wrap_MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int w
   count_call(CallId::MPI_File_seek_shared);
   FileRecord *f = find_file(fh);
   if (f == nullptr) return PMPI_File_seek_shared(fh, offset, whence);
-  long long to = f->shared;
-  if (whence == MPI_SEEK_SET) {
-    to = offset;
-  } else if (whence == MPI_SEEK_CUR) {
-    to += offset;
-  } else if (whence == MPI_SEEK_END) {
+  long long end = 0;
+  if (whence == MPI_SEEK_END) {
     // NOTE: the end in etypes of the view: the individual pointer's MPI_SEEK_END gives it locally.
-    MPI_Offset keep = 0, end = 0;
+    MPI_Offset keep = 0, at = 0;
     PMPI_File_get_position(fh, &keep);
     int rc = PMPI_File_seek(fh, offset, MPI_SEEK_END);
     if (rc != MPI_SUCCESS) return rc;
-    PMPI_File_get_position(fh, &end);
+    PMPI_File_get_position(fh, &at);
     PMPI_File_seek(fh, keep, MPI_SEEK_SET);
-    to = end;
-  } else {
+    end = at;
+  } else if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR) {
     return PMPI_File_seek_shared(fh, offset, whence);  // MPI reports the invalid whence
   }
-  if (to < 0) {
-    PMPI_File_call_errhandler(fh, MPI_ERR_ARG);
-    return MPI_ERR_ARG;
+  // NOTE: the lowest survivor's arguments count (MPI requires the same on every rank).
+  int rc = run_then_confirm(*f->alias, CallId::MPI_File_seek_shared, [] { return MPI_SUCCESS; });
+  shfp::Move m{};
+  if (rc == MPI_SUCCESS) {
+    rc = shared_move(*f, CallId::MPI_File_seek_shared, [&](long long before) -> long long {
+      return whence == MPI_SEEK_SET ? offset : whence == MPI_SEEK_CUR ? before + offset : end;
+    }, &m);
   }
-  // NOTE: every survivor computes the same value from the same arguments; the confirmation makes the
-  // call collective, and a retry sets the same value again (idempotent, as Legio's seek_shared).
-  return run_then_confirm(*f->alias, CallId::MPI_File_seek_shared, [&] {
-    f->shared = to;
-    return MPI_SUCCESS;
-  });
+  if (rc == MPI_ERR_ARG) PMPI_File_call_errhandler(fh, rc);
+  return rc;
 }
 
 extern "C" int __wrap_MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) {
   count_call(CallId::MPI_File_get_position_shared);
   FileRecord *f = find_file(fh);
   if (f == nullptr) return PMPI_File_get_position_shared(fh, offset);
-  *offset = static_cast<MPI_Offset>(f->shared);
+  long long at = 0;
+  with_side(*f, CallId::MPI_File_get_position_shared, false, nullptr, [&](shfp::State &s) { at = s.value; });
+  *offset = static_cast<MPI_Offset>(at);
   return MPI_SUCCESS;
 }
 
-extern "C" int __wrap_MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                                            MPI_Status *st) {
-  count_call(CallId::MPI_File_write_shared);
-  if (find_file(fh) == nullptr) return PMPI_File_write_shared(fh, buf, count, type, st);
-  not_supported("MPI_File_write_shared");
-}
+// The independent shared-pointer calls: the place taken under the side file's lock, then the
+// explicit-offset call on the per-rank handle (a nonblocking one's request is the program's, as iwrite_at's).
+#define COHORT_FILE_SHARED(call, buftype, last, at_call)                                         \
+  extern "C" int __wrap_##call(MPI_File fh, buftype buf, int count, MPI_Datatype type, last out) { \
+    count_call(CallId::call);                                                                    \
+    FileRecord *f = find_file(fh);                                                               \
+    if (f == nullptr) return P##call(fh, buf, count, type, out);                                 \
+    MPI_Offset at = take_shared(*f, CallId::call, fh, count, type);                              \
+    return at_call(fh, at, buf, count, type, out);                                               \
+  }
 
-extern "C" int __wrap_MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *st) {
-  count_call(CallId::MPI_File_read_shared);
-  if (find_file(fh) == nullptr) return PMPI_File_read_shared(fh, buf, count, type, st);
-  not_supported("MPI_File_read_shared");
-}
-
-extern "C" int __wrap_MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
-                                             MPI_Request *req) {
-  count_call(CallId::MPI_File_iwrite_shared);
-  if (find_file(fh) == nullptr) return PMPI_File_iwrite_shared(fh, buf, count, type, req);
-  not_supported("MPI_File_iwrite_shared");
-}
-
-extern "C" int __wrap_MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *req) {
-  count_call(CallId::MPI_File_iread_shared);
-  if (find_file(fh) == nullptr) return PMPI_File_iread_shared(fh, buf, count, type, req);
-  not_supported("MPI_File_iread_shared");
-}
+COHORT_FILE_SHARED(MPI_File_write_shared, const void *, MPI_Status *, PMPI_File_write_at)
+COHORT_FILE_SHARED(MPI_File_read_shared, void *, MPI_Status *, PMPI_File_read_at)
+COHORT_FILE_SHARED(MPI_File_iwrite_shared, const void *, MPI_Request *, PMPI_File_iwrite_at)
+COHORT_FILE_SHARED(MPI_File_iread_shared, void *, MPI_Request *, PMPI_File_iread_at)

@@ -5,19 +5,29 @@
  *       the same sequence of file calls on a file opened on MPI_COMM_WORLD (protected) and on a
  *       communicator cohort did not create (raw MPI, PMPI_Comm_dup): same results, same bytes, and
  *       DELETE_ON_CLOSE deletes the file.
+ *   file_faults PATH shared_equiv
+ *       the independent shared-pointer calls (write_shared, iwrite_shared, read_shared, iread_shared) mixed
+ *       with write_ordered, read_ordered and seek_shared, on cohort's file and on a raw one: each record read
+ *       and written exactly once, the same shared pointer after each phase, the same bytes.
+ *   file_faults PATH side_blocked
+ *       the shared pointer's side file cannot be created (a directory stands in its place): the open
+ *       succeeds, MPI_File_write_shared stops the job with one line naming the rank, the call and the file.
  *   file_faults PATH CALL STEP...
- *     CALL   write_at_all | write_all | write_ordered | set_size
+ *     CALL   write_at_all | write_all | write_ordered | set_size | write_shared | iwrite_shared | mixed
+ *            (mixed: write_shared at even steps, write_ordered at odd ones)
  *     STEP   none | before:V[+V...] | during:V[+V...] (as tests/mpi/wrap_faults.c: before: rank V kills
  *            itself right before the step's call; during: COHORT_INJECT_FAILURE=rank=V,at=<hook>,hit=k)
  *
  * Record (s, r), REC bytes, is what rank r writes at step s: byte j is (s * 31 + r * 7 + j) % 251 + 1
  * (never 0). write_at_all puts it at offset (s * size + r) * REC; write_all the same through a view
  * (the individual pointer carries it across shrinks); write_ordered appends the step's survivors' records
- * in rank order at the shared pointer. A survivor's record must be there byte for byte, a rank dead before
+ * in rank order at the shared pointer; write_shared appends each rank's record wherever the shared pointer
+ * gave it a place (a REC-aligned block). A survivor's record must be there byte for byte, a rank dead before
  * a step has none (zeros / beyond the end), a rank dying during a step has the whole record or none, and
  * no record appears twice. */
 #include <mpi.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -180,6 +190,119 @@ static void equiv(const char *path) {
   TEST_PASS("file calls equivalent to raw MPI-IO: %lld bytes", (long long)na);
 }
 
+/* ---- the shared-pointer calls: equivalence ---- */
+/* (s, r) of a record, or -1 if p is none (all zeros: -2). */
+static int which(const unsigned char *p, int nsteps) {
+  unsigned char want[REC];
+  if (is_zero(p)) return -2;
+  for (int s = 0; s < nsteps; ++s)
+    for (int r = 0; r < size; ++r) {
+      record(s, r, want);
+      if (!memcmp(p, want, REC)) return s * size + r;
+    }
+  return -1;
+}
+
+static MPI_Offset shared_pos(MPI_Comm comm, MPI_File fh) {
+  MPI_Offset pos = -1;
+  MPI_Barrier(comm); /* (the program's synchronisation between accesses, as MPI asks) */
+  CHECK(MPI_File_get_position_shared(fh, &pos) == MPI_SUCCESS, "get_position_shared");
+  MPI_Barrier(comm);
+  return pos;
+}
+
+/* Reads one record with read_shared (or iread_shared) and checks, over comm, that the records read are
+ * the ids [lo, lo + size) each once. */
+static void read_each_once(MPI_Comm comm, MPI_File fh, int nonblocking, int lo) {
+  unsigned char back[REC];
+  MPI_Status st;
+  if (nonblocking) {
+    MPI_Request req;
+    CHECK(MPI_File_iread_shared(fh, back, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iread_shared");
+    CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iread_shared");
+  } else {
+    CHECK(MPI_File_read_shared(fh, back, REC, MPI_BYTE, &st) == MPI_SUCCESS, "read_shared");
+  }
+  int id = which(back, 3), ids[64] = {0}, seen[64] = {0};
+  MPI_Allgather(&id, 1, MPI_INT, ids, 1, MPI_INT, comm);
+  for (int r = 0; r < size; ++r) {
+    CHECK(ids[r] >= lo && ids[r] < lo + size, "rank %d read record id %d, not one of [%d, %d)", r, ids[r], lo,
+          lo + size);
+    CHECK(!seen[ids[r] - lo]++, "record id %d read twice", ids[r]);
+  }
+}
+
+static void shared_sequence(MPI_Comm comm, const char *path, MPI_Offset pos[6], unsigned char **bytes,
+                            MPI_Offset *n) {
+  unsigned char rec[REC], back[REC];
+  MPI_Status st;
+  MPI_Request req;
+  MPI_File fh = open_fresh(path, comm, 0);
+  record(0, rank, rec);
+  CHECK(MPI_File_write_shared(fh, rec, REC, MPI_BYTE, &st) == MPI_SUCCESS, "write_shared");
+  pos[0] = shared_pos(comm, fh);
+  record(1, rank, rec);
+  CHECK(MPI_File_iwrite_shared(fh, rec, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iwrite_shared");
+  CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iwrite_shared");
+  pos[1] = shared_pos(comm, fh);
+  record(2, rank, rec);
+  CHECK(MPI_File_write_ordered(fh, rec, REC, MPI_BYTE, &st) == MPI_SUCCESS, "write_ordered");
+  pos[2] = shared_pos(comm, fh);
+  CHECK(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
+  /* the records of step 0 and then of step 1 are the first 2 * size blocks, in some order: read them */
+  MPI_Offset first[64];
+  unsigned char *all = read_all_bytes(fh, n);
+  for (int b = 0; b < 2 * size; ++b) {
+    int id = which(all + (size_t)b * REC, 3);
+    CHECK(id >= 0 && id / size == b / size, "block %d holds record id %d (step %d expected)", b, id, b / size);
+    first[b] = id;
+  }
+  for (int b = 0; b < 2 * size; ++b)
+    for (int c = b + 1; c < 2 * size; ++c) CHECK(first[b] != first[c], "blocks %d and %d hold the same record", b, c);
+  free(all);
+  MPI_Barrier(comm); /* (every rank has read the file before the pointer moves) */
+  read_each_once(comm, fh, 0, 0);
+  pos[3] = shared_pos(comm, fh);
+  read_each_once(comm, fh, 1, size);
+  pos[4] = shared_pos(comm, fh);
+  CHECK(MPI_File_read_ordered(fh, back, REC, MPI_BYTE, &st) == MPI_SUCCESS, "read_ordered");
+  CHECK(!memcmp(back, rec, REC), "read_ordered after read_shared: not this rank's write_ordered record");
+  MPI_Offset end = 0;
+  CHECK(MPI_File_seek_shared(fh, 0, MPI_SEEK_END) == MPI_SUCCESS, "seek_shared end");
+  pos[5] = shared_pos(comm, fh);
+  CHECK(MPI_File_get_position_shared(fh, &end) == MPI_SUCCESS && end == pos[5], "position");
+  *bytes = read_all_bytes(fh, n);
+  MPI_Barrier(comm);
+  CHECK(MPI_File_close(&fh) == MPI_SUCCESS, "close");
+}
+
+static void shared_equiv(const char *path) {
+  char raw_path[1024];
+  snprintf(raw_path, sizeof raw_path, "%s.raw", path);
+  MPI_Comm raw;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &raw);
+  MPI_Offset pa[6], pb[6], na, nb;
+  unsigned char *ba, *bb;
+  shared_sequence(MPI_COMM_WORLD, path, pa, &ba, &na);
+  shared_sequence(raw, raw_path, pb, &bb, &nb);
+  MPI_Offset want[6] = {size * REC, 2 * size * REC, 3 * size * REC, size * REC, 2 * size * REC, 3 * size * REC};
+  for (int i = 0; i < 6; ++i)
+    CHECK(pa[i] == want[i] && pb[i] == want[i], "shared pointer after phase %d: cohort %lld, raw %lld, expected %lld",
+          i, (long long)pa[i], (long long)pb[i], (long long)want[i]);
+  /* the first 2 * size blocks differ in order between runs: only the ordered step's bytes compare as such */
+  CHECK(na == nb && na == 3 * size * REC, "file sizes %lld and %lld", (long long)na, (long long)nb);
+  CHECK(!memcmp(ba + 2 * size * REC, bb + 2 * size * REC, (size_t)size * REC), "write_ordered's bytes differ");
+  char side[1100];
+  const char *slash = strrchr(path, '/');
+  snprintf(side, sizeof side, "%.*s.%s.cohort-shfp", slash ? (int)(slash - path + 1) : 0, path, slash ? slash + 1 : path);
+  CHECK(access(side, F_OK) != 0, "%s still exists after the close", side);
+  free(ba);
+  free(bb);
+  PMPI_Comm_free(&raw);
+  TEST_PASS("shared-pointer calls equivalent to raw MPI-IO: %lld bytes, pointer %lld", (long long)na,
+            (long long)pa[5]);
+}
+
 /* ---- faults ---- */
 static int alive_through(int s, int r) { return !((dead_at[s] >> r) & 1) && !((may_at[s] >> r) & 1); }
 static int dead_before(int s, int r) { return (dead_at[s] >> r) & 1; }
@@ -194,6 +317,41 @@ static void check_grid(const unsigned char *b, int nsteps) {
       else if (dead_before(s, r)) CHECK(is_zero(p), "step %d: rank %d was dead but its record is there", s, r);
       else CHECK(is_zero(p) || !memcmp(p, want, REC), "step %d: rank %d's record is torn", s, r);
     }
+}
+
+/* write_shared / iwrite_shared / mixed: the file is REC blocks, each a record or a hole (a rank that died
+ * between taking its place and writing); each record at most once; every survivor's there; none of a rank
+ * dead before the step; at odd steps of mixed, the step's records contiguous in rank order. */
+static void check_shared(const unsigned char *b, MPI_Offset n, int nsteps, int mixed) {
+  int at[MAXSTEPS * 64];
+  for (int i = 0; i < MAXSTEPS * 64; ++i) at[i] = -1;
+  int holes = 0, mays = 0;
+  for (int s = 0; s < nsteps; ++s) mays += __builtin_popcount(may_at[s]);
+  CHECK(n % REC == 0, "%lld bytes: not whole records", (long long)n);
+  for (int k = 0; k < n / REC; ++k) {
+    int id = which(b + (size_t)k * REC, nsteps);
+    CHECK(id != -1, "block %d is torn or foreign", k);
+    if (id == -2) {
+      ++holes;
+      continue;
+    }
+    CHECK(at[id] == -1, "step %d: rank %d's record is there twice (blocks %d and %d)", id / size, id % size, at[id], k);
+    at[id] = k;
+  }
+  CHECK(holes <= mays, "%d holes, at most %d ranks died during a call", holes, mays);
+  for (int s = 0; s < nsteps; ++s) {
+    int last = -1;
+    for (int r = 0; r < size; ++r) {
+      int k = at[s * size + r];
+      if (alive_through(s, r)) CHECK(k >= 0, "step %d: survivor %d's record is missing", s, r);
+      if (dead_before(s, r)) CHECK(k < 0, "step %d: rank %d was dead but its record is there", s, r);
+      if (mixed && s % 2 == 1 && k >= 0) {
+        CHECK(last < 0 || k == last + 1, "write_ordered step %d: rank %d's record at block %d after block %d", s, r,
+              k, last);
+        last = k;
+      }
+    }
+  }
 }
 
 static void check_ordered(const unsigned char *b, MPI_Offset n, int nsteps) {
@@ -216,10 +374,23 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(argc >= 3, "usage: file_faults PATH equiv | PATH CALL STEP...");
   const char *path = argv[1], *call = argv[2];
-  if (!strcmp(call, "equiv")) {
-    equiv(path);
+  if (!strcmp(call, "equiv") || !strcmp(call, "shared_equiv")) {
+    if (call[0] == 'e') equiv(path);
+    else shared_equiv(path);
     MPI_Finalize();
     return 0;
+  }
+  if (!strcmp(call, "side_blocked")) {
+    char side[1100];
+    const char *slash = strrchr(path, '/');
+    snprintf(side, sizeof side, "%.*s.%s.cohort-shfp", slash ? (int)(slash - path + 1) : 0, path,
+             slash ? slash + 1 : path);
+    if (rank == 0) mkdir(side, 0755);
+    MPI_File fh = open_fresh(path, MPI_COMM_WORLD, 0);
+    unsigned char rec[REC] = {0};
+    MPI_Status st;
+    MPI_File_write_shared(fh, rec, REC, MPI_BYTE, &st);
+    CHECK(0, "MPI_File_write_shared returned with no side file");
   }
   MPI_File fh = open_fresh(path, MPI_COMM_WORLD, 0);
   unsigned char rec[REC];
@@ -251,6 +422,14 @@ int main(int argc, char **argv) {
       CHECK(pos == (MPI_Offset)(s + 1) * REC, "step %d: individual pointer %lld", s, (long long)pos);
     } else if (!strcmp(call, "write_ordered")) {
       rc = MPI_File_write_ordered(fh, rec, REC, MPI_BYTE, &st);
+    } else if (!strcmp(call, "write_shared") || (!strcmp(call, "mixed") && s % 2 == 0)) {
+      rc = MPI_File_write_shared(fh, rec, REC, MPI_BYTE, &st);
+    } else if (!strcmp(call, "mixed")) {
+      rc = MPI_File_write_ordered(fh, rec, REC, MPI_BYTE, &st);
+    } else if (!strcmp(call, "iwrite_shared")) {
+      MPI_Request req;
+      rc = MPI_File_iwrite_shared(fh, rec, REC, MPI_BYTE, &req);
+      if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, &st);
     } else if (!strcmp(call, "set_size")) {
       rc = MPI_File_set_size(fh, (MPI_Offset)(s + 1) * 1000);
       MPI_Offset n;
@@ -270,6 +449,7 @@ int main(int argc, char **argv) {
     MPI_Offset n;
     unsigned char *b = read_all_bytes(fh, &n);
     if (!strcmp(call, "write_ordered")) check_ordered(b, n, nsteps);
+    else if (strstr(call, "shared") || !strcmp(call, "mixed")) check_shared(b, n, nsteps, !strcmp(call, "mixed"));
     else check_grid(b, nsteps);
     free(b);
   }

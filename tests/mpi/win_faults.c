@@ -7,7 +7,10 @@
  *       communicator cohort did not create (raw MPI): the same window contents and results at every rank.
  *   win_faults MODE STEP...
  *     MODE   fence | lock, or fence_known | lock_known: the survivors pass an MPI_Barrier after a
- *            "before" kill, so that they know the dead before their RMA calls
+ *            "before" kill, and before the step that follows a "during" kill, so that they know the dead
+ *            before their RMA calls (RMA to a rank that died but is not yet known dead can hang: README,
+ *            "Windows"; a rank killed inside a fence's confirmation can leave survivors that returned from
+ *            the fence before they knew)
  *     STEP   none | before:V[+V...] | during:V[+V...] (as tests/mpi/file_faults.c)
  *
  * At step s every live rank r puts V(s, r) = s * 1000 + r + 1 into slot s * size + r of every rank's window
@@ -123,14 +126,14 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; ++i) w[i] = 0;
   if (!lock) MPI_Win_fence(0, win);
   else MPI_Barrier(MPI_COMM_WORLD);
-  unsigned dead = 0;
+  unsigned dead = 0, prev_may = 0;
   int nsteps = 0;
   for (int i = 2; i < argc; ++i, ++nsteps) {
     CHECK(nsteps < MAXSTEPS, "too many steps");
     unsigned before, may;
     PARSE_STEP(argv[i], rank, &before, &may);
     dead |= before;
-    if (known && before) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier");
+    if (known && (before || prev_may)) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier");
     int s = nsteps;
     long v = value(s, rank);
     for (int t = 0; t < size; ++t) {
@@ -168,6 +171,7 @@ int main(int argc, char **argv) {
           lo, hi, sum);
     if (may == 0) CHECK(counter == sum, "step %d: counter %ld, values sum to %ld", s, counter, sum);
     dead |= may;  /* a rank killed during a step is dead by the next one's end (its puts: none later) */
+    prev_may = may;
   }
   if (!lock) MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
   MPI_Win_free(&win);

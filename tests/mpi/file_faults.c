@@ -13,8 +13,11 @@
  *       the shared pointer's side file cannot be created (a directory stands in its place): the open
  *       succeeds, MPI_File_write_shared stops the job with one line naming the rank, the call and the file.
  *   file_faults PATH CALL STEP...
- *     CALL   write_at_all | write_all | write_ordered | set_size | write_shared | iwrite_shared | mixed
- *            (mixed: write_shared at even steps, write_ordered at odd ones)
+ *     CALL   write_at_all | write_all | write_ordered | set_size | write_shared | iwrite_shared | mixed |
+ *            read_shared | iread_shared
+ *            (mixed: write_shared at even steps, write_ordered at odd ones; [i]read_shared: the file holds
+ *            one record per (step, rank), record (s, r) at block s * size + r, written before the steps;
+ *            each rank reads one record per step at the shared pointer and logs its id to PATH.reads.R)
  *     STEP   none | before:V[+V...] | during:V[+V...] (as tests/mpi/wrap_faults.c: before: rank V kills
  *            itself right before the step's call; during: COHORT_INJECT_FAILURE=rank=V,at=<hook>,hit=k)
  *
@@ -24,7 +27,11 @@
  * in rank order at the shared pointer; write_shared appends each rank's record wherever the shared pointer
  * gave it a place (a REC-aligned block). A survivor's record must be there byte for byte, a rank dead before
  * a step has none (zeros / beyond the end), a rank dying during a step has the whole record or none, and
- * no record appears twice. */
+ * no record appears twice. [i]read_shared: every read is a whole record, no record is read twice over the
+ * whole run (the logs of ranks that died count too), each rank's reads move forward, and the shared pointer
+ * ends past exactly one place per rank alive at each step (a rank killed inside the call took its place and
+ * read nothing: a record nobody reads). */
+#include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -354,6 +361,13 @@ static void check_shared(const unsigned char *b, MPI_Offset n, int nsteps, int m
   }
 }
 
+/* [i]read_shared: the records written before the steps, unchanged. */
+static void check_unchanged(const unsigned char *b, MPI_Offset n, int nsteps) {
+  CHECK(n == (MPI_Offset)nsteps * size * REC, "%lld bytes after the reads, %lld written", (long long)n,
+        (long long)nsteps * size * REC);
+  for (int k = 0; k < nsteps * size; ++k) CHECK(which(b + (size_t)k * REC, nsteps) == k, "block %d changed", k);
+}
+
 static void check_ordered(const unsigned char *b, MPI_Offset n, int nsteps) {
   unsigned char want[REC];
   size_t pos = 0;
@@ -366,6 +380,88 @@ static void check_ordered(const unsigned char *b, MPI_Offset n, int nsteps) {
       if (here) pos += REC;
     }
   CHECK(pos == (size_t)n, "%lld bytes in the file, %zu expected (a record written twice?)", (long long)n, pos);
+}
+
+/* ---- [i]read_shared ---- */
+/* The records [i]read_shared steps read: record (s, r) at block s * size + r, the same id as which() gives. */
+static void prefill(MPI_File fh, int nsteps) {
+  unsigned char rec[REC];
+  MPI_Status st;
+  for (int s = 0; s < nsteps; ++s) {
+    record(s, rank, rec);
+    CHECK(MPI_File_write_at(fh, ((MPI_Offset)s * size + rank) * REC, rec, REC, MPI_BYTE, &st) == MPI_SUCCESS,
+          "write_at (prefill)");
+  }
+  CHECK(MPI_File_sync(fh) == MPI_SUCCESS, "sync (prefill)");
+  MPI_Barrier(MPI_COMM_WORLD); /* (every record is in the file before the first read) */
+}
+
+static void reads_log_path(const char *path, int r, char *out, size_t n) { snprintf(out, n, "%s.reads.%d", path, r); }
+
+/* One step: one record read with read_shared (or iread_shared + MPI_Wait), checked whole, its id logged. */
+static int read_step(MPI_File fh, int nonblocking, int s, int nsteps, int log_fd) {
+  unsigned char back[REC];
+  MPI_Status st;
+  int rc, got = 0;
+  if (nonblocking) {
+    MPI_Request req;
+    rc = MPI_File_iread_shared(fh, back, REC, MPI_BYTE, &req);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, &st);
+  } else {
+    rc = MPI_File_read_shared(fh, back, REC, MPI_BYTE, &st);
+  }
+  if (rc != MPI_SUCCESS) return rc;
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  CHECK(got == REC, "step %d: read %d bytes, %d asked", s, got, REC);
+  int id = which(back, nsteps);
+  CHECK(id >= 0, "step %d: the block read is %s", s, id == -2 ? "zeros (beyond the records?)" : "torn or foreign");
+  CHECK(write(log_fd, &id, sizeof id) == (ssize_t)sizeof id, "step %d: writing the reads log", s);
+  return rc;
+}
+
+/* After the steps, on every survivor: the shared pointer is past one place per rank alive at each step (a
+ * rank dying inside its call took one); every rank's logged reads (the dead ones' too) are distinct records
+ * below it, in increasing order per rank, as many as the steps the rank lived through; the places nobody
+ * read are at most the ranks that died inside a call. */
+static void check_reads(MPI_File fh, const char *path, int nsteps) {
+  MPI_Barrier(MPI_COMM_WORLD); /* (every survivor has done its reads: the program's synchronisation) */
+  MPI_Offset ptr = -1;
+  CHECK(MPI_File_get_position_shared(fh, &ptr) == MPI_SUCCESS, "get_position_shared");
+  int taken = 0, mays = 0, nread = 0, by[MAXSTEPS * 64];
+  for (int s = 0; s < nsteps; ++s) {
+    taken += size - __builtin_popcount(dead_at[s] & ((1u << size) - 1));
+    mays += __builtin_popcount(may_at[s]);
+  }
+  CHECK(ptr == (MPI_Offset)taken * REC, "shared pointer %lld after the reads, %lld expected (%d places taken)",
+        (long long)ptr, (long long)taken * REC, taken);
+  for (int k = 0; k < MAXSTEPS * 64; ++k) by[k] = -1;
+  for (int r = 0; r < size; ++r) {
+    char lp[1100];
+    reads_log_path(path, r, lp, sizeof lp);
+    int fd = open(lp, O_RDONLY), ids[MAXSTEPS + 1], n = 0, lived = 0, inside = 0;
+    CHECK(fd >= 0, "cannot open %s", lp);
+    ssize_t bytes = read(fd, ids, sizeof ids);
+    close(fd);
+    CHECK(bytes >= 0 && bytes % (ssize_t)sizeof(int) == 0, "%s: %zd bytes", lp, bytes);
+    n = (int)(bytes / (ssize_t)sizeof(int));
+    for (int s = 0; s < nsteps; ++s) {
+      lived += alive_through(s, r);
+      inside += (may_at[s] >> r) & 1;
+    }
+    CHECK(n >= lived && n <= lived + inside, "rank %d read %d records, it lived through %d steps (%d more it may have died in)",
+          r, n, lived, inside);
+    for (int i = 0; i < n; ++i) {
+      CHECK(ids[i] >= 0 && ids[i] < taken, "rank %d's read %d: record id %d, not below the pointer's %d places", r, i,
+            ids[i], taken);
+      CHECK(by[ids[i]] == -1, "record id %d read twice (ranks %d and %d)", ids[i], by[ids[i]], r);
+      CHECK(i == 0 || ids[i] > ids[i - 1], "rank %d read record id %d after %d (the pointer moved back)", r, ids[i],
+            ids[i - 1]);
+      by[ids[i]] = r;
+    }
+    nread += n;
+  }
+  CHECK(taken - nread <= mays, "%d places taken that nobody read, at most %d ranks died inside a call", taken - nread,
+        mays);
 }
 
 int main(int argc, char **argv) {
@@ -395,7 +491,15 @@ int main(int argc, char **argv) {
   MPI_File fh = open_fresh(path, MPI_COMM_WORLD, 0);
   unsigned char rec[REC];
   MPI_Status st;
-  int nsteps = 0;
+  int nsteps = 0, reads = !strcmp(call, "read_shared") || !strcmp(call, "iread_shared"), log_fd = -1;
+  if (reads) {
+    char lp[1100];
+    reads_log_path(path, rank, lp, sizeof lp);
+    log_fd = open(lp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(log_fd >= 0, "cannot create %s", lp);
+    CHECK(argc - 3 <= MAXSTEPS, "too many steps");
+    prefill(fh, argc - 3);
+  }
   if (!strcmp(call, "write_all")) {
     MPI_Datatype slot, row;
     MPI_Type_contiguous(REC, MPI_BYTE, &slot);
@@ -430,6 +534,8 @@ int main(int argc, char **argv) {
       MPI_Request req;
       rc = MPI_File_iwrite_shared(fh, rec, REC, MPI_BYTE, &req);
       if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, &st);
+    } else if (reads) {
+      rc = read_step(fh, call[0] == 'i', s, argc - 3, log_fd);
     } else if (!strcmp(call, "set_size")) {
       rc = MPI_File_set_size(fh, (MPI_Offset)(s + 1) * 1000);
       MPI_Offset n;
@@ -442,6 +548,10 @@ int main(int argc, char **argv) {
     CHECK(rc == MPI_SUCCESS, "step %d: MPI_File_%s returned %d", s, call, rc);
     dead |= may;
   }
+  if (reads) {
+    close(log_fd);
+    check_reads(fh, path, nsteps);
+  }
   CHECK(MPI_File_sync(fh) == MPI_SUCCESS, "sync");
   if (strcmp(call, "set_size") != 0) {
     /* read through a fresh view over the whole file */
@@ -449,6 +559,7 @@ int main(int argc, char **argv) {
     MPI_Offset n;
     unsigned char *b = read_all_bytes(fh, &n);
     if (!strcmp(call, "write_ordered")) check_ordered(b, n, nsteps);
+    else if (reads) check_unchanged(b, n, nsteps);
     else if (strstr(call, "shared") || !strcmp(call, "mixed")) check_shared(b, n, nsteps, !strcmp(call, "mixed"));
     else check_grid(b, nsteps);
     free(b);

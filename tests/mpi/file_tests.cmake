@@ -8,9 +8,12 @@ set(_ff $<TARGET_FILE:file_faults>)
 cohort_mpi_test(file.equiv_4 PART file NP 4 TIMEOUT 90 PASS 4 COMMAND ${_ff} ${_files}/equiv_4.dat equiv)
 cohort_mpi_test(file.equiv_3 PART file NP 3 TIMEOUT 90 PASS 3 COMMAND ${_ff} ${_files}/equiv_3.dat equiv)
 # For each call: a rank killed before the second step and another inside the third (inject hook; for
-# [i]write_shared: the pointer moved, the side file's lock held, the record not written), and two ranks
-# killed before the same step. Every survivor reads the file back and checks it byte for byte.
-foreach(call write_at_all write_all write_ordered set_size write_shared iwrite_shared)
+# [i]write_shared and [i]read_shared: the pointer moved, the side file's lock held, the record not written
+# or read), and two ranks killed before the same step. Every survivor reads the file back and checks it byte
+# for byte; for [i]read_shared (one record per rank and step, written first) every survivor checks the
+# records read (each rank logs its ids, the dead ones' logs count too): each whole, none read twice, each
+# rank's moving forward, and the shared pointer past one place per rank alive at each step.
+foreach(call write_at_all write_all write_ordered set_size write_shared iwrite_shared read_shared iread_shared)
   cohort_mpi_test(file.fault.${call}.before_then_during PART file NP 4 TIMEOUT 60 PASS 2
     ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=1,at=file_${call}.posted,hit=3
     COMMAND ${_ff} ${_files}/${call}_bd.dat ${call} none before:2 during:1 none)

@@ -25,6 +25,7 @@ namespace {
 std::mutex g_registry_mu;
 std::unordered_map<MPI_Comm, std::unique_ptr<Alias>> g_registry;  // guarded by g_registry_mu
 std::atomic<Alias *> g_world{nullptr};
+std::atomic<BeforeAgree> g_before_agree{nullptr};
 
 // Ranks of `to`'s members in from's numbering, in to's rank order (ascending when to was built from a
 // subset of from in from's order, as shrink does).
@@ -148,6 +149,8 @@ void register_world() {
   g_world.store(a.get());
   g_registry[MPI_COMM_WORLD] = std::move(a);
 }
+
+void set_before_agree(BeforeAgree hook) { g_before_agree.store(hook, std::memory_order_release); }
 
 Alias *find_alias(MPI_Comm comm) {
   if (comm == MPI_COMM_WORLD) return g_world.load(std::memory_order_acquire);
@@ -362,6 +365,7 @@ bool OpAdapter::step(PostFn post, bool wait_) {
     }
     case OpAction::poll_confirm: return poll_confirm(wait_);
     case OpAction::agree: {
+      if (BeforeAgree hook = g_before_agree.load(std::memory_order_acquire)) hook(alias_);
       agreed_code_ = op_.agreement_code();
       int rc = repair::agree(sub_->comm, &agreed_code_, &failed_);
       // NOTE: for an all-to-one call, "completed everywhere" only says the survivors delivered their

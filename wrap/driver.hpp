@@ -151,6 +151,8 @@ class Alias {
   /// Numbers the alias's collectives: 0 for the first run() on it, then 1, 2, ... (the same on every
   /// member, since they call the same collectives in the same order; serialised like them).
   unsigned long long next_call() { return calls_++; }
+  /// The number next_call() will give (without taking it).
+  unsigned long long peek_call() const { return calls_; }
 
   /// The window of unconfirmed collectives (wrap/deferred.hpp), made at first use. Thread-safe.
   deferred::State &deferred_state();
@@ -286,6 +288,12 @@ class OpAdapter {
   bool abandoned_ = false;
   std::vector<int> failed_;
 };
+
+/// Called by every OpAdapter on this process right before it agrees on `alias` (step 4), on the agreeing
+/// thread; null (the default) for none. wrap/hierarchy.cpp sets it: there a rank may have to take part in
+/// another communicator's repair first (see the note in wrap/hierarchy.cpp). Set once, at MPI_Init.
+using BeforeAgree = void (*)(Alias &alias);
+void set_before_agree(BeforeAgree hook);
 
 /// Runs one collective resiliently on `alias` (the loop above). Returns MPI_SUCCESS, the policy's
 /// result when the root is dead, or an MPI error code (already passed to the alias's error handler).

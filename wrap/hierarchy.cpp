@@ -19,6 +19,7 @@
 #include "wrap/calls.h"
 #include "wrap/coll.hpp"
 #include "wrap/driver.hpp"
+#include "wrap/progress.hpp"
 
 namespace cohort::wrap::hierarchy {
 namespace {
@@ -48,11 +49,95 @@ void keep_valid(void *in, void *inout, int *len, MPI_Datatype *type) {
   }
 }
 
+// ---- repairs across communicators ----
+// NOTE: a rank may pass the confirming barrier of call n on a communicator C while another member finds
+// that barrier broken (the dead rank's last messages were late, or it died inside the barrier): the
+// latter agrees on C at call n, the former would join only at its next call on C (n + 1, "one call
+// ahead", wrap/outcome.hpp). On one communicator that call comes next; on the hierarchy the former
+// first waits on other communicators (the next POV step, the next local step), which may need the very
+// ranks that wait for it in C's agreement: both wait forever (seen 1 run in 12 at 16 ranks). So a rank in
+// a hierarchical collective takes part in C's repair as soon as it knows a member of C dead: an
+// agreement at C's next call number, not completed (what it would say at its next call on C, had it
+// posted it), then the shrink the agreement decides; its next call on C then starts on the shrunk
+// substitute. No cycle: it does so
+//   - while it waits on a communicator with no dead member (wrap::set_wait_hook), for every such C;
+//   - right before it agrees on a communicator A (wrap::set_before_agree), for every such C below A in
+//     one order that all ranks share (the local communicator, then POV 0, 1, ...),
+// so a rank's nested repairs always go down that order, and the lowest communicator with a dead member
+// gets every survivor into its agreement. Scope: one death at a time (with two, a rank may not yet know
+// of the second when it starts a creation) and collectives on MPI_COMM_WORLD that all run on the
+// hierarchy (a flat one waits on world's substitute, which does not look here).
+thread_local bool t_in_call = false;        // in allreduce() on this thread
+thread_local std::vector<Alias *> t_busy;  // aliases with an operation or a repair on this thread's stack
+
+// Position of a in the shared order (local communicator 0, POV g: 1 + g), or -1 if not the hierarchy's.
+int order_of(const Alias &a) {
+  if (a.handle() == g_local) return 0;
+  for (std::size_t g = 0; g < g_pov.size(); ++g) {
+    if (g_pov[g] != MPI_COMM_NULL && a.handle() == g_pov[g]) return 1 + static_cast<int>(g);
+  }
+  return -1;
+}
+
+struct Busy {
+  explicit Busy(Alias *a) { t_busy.push_back(a); }
+  ~Busy() { t_busy.pop_back(); }
+};
+
+bool busy(const Alias *a) {
+  for (const Alias *b : t_busy) {
+    if (b == a) return true;
+  }
+  return false;
+}
+
+// Agreement at a's next call number (not completed) and the shrink it decides: see the note above.
+void catch_up(Alias &a) {
+  Busy mark(&a);
+  const Substitute *before = &a.current();
+  CallDesc call = describe(CallId::MPI_Allreduce);
+  call.posted_hook = nullptr;
+  OpAdapter op(a, call, a.peek_call());
+  // Never posts: a member is known dead, so the first step agrees.
+  auto refuse = [](const Substitute &, int, MPI_Request *) { return MPI_ERR_OTHER; };
+  op.step(refuse, true);  // begin
+  while (op.next() != OpAction::begin && op.next() != OpAction::done) op.step(refuse, true);
+  if (&a.current() != before) ++*(a.handle() == g_local ? &g_local_repairs : &g_pov_repairs);
+  COHORT_LOG_INFO("MPI_Allreduce (hierarchy): took part in the repair of the %s communicator at call %llu",
+                  a.handle() == g_local ? "local" : "POV", a.peek_call());
+}
+
+// Repairs every hierarchy communicator below `limit` in the shared order that has a known dead member and
+// is not on this thread's stack.
+void catch_up_below(int limit) {
+  for (int o = 0; o < limit && o <= g_groups; ++o) {
+    MPI_Comm c = o == 0 ? g_local : g_pov[static_cast<std::size_t>(o - 1)];
+    if (c == MPI_COMM_NULL) continue;
+    Alias *a = find_alias(c);
+    if (a == nullptr || busy(a) || !a->current().any_member_failed()) continue;
+    catch_up(*a);
+  }
+}
+
+// wrap::set_wait_hook: while waiting on a communicator with no dead member (the innermost busy one).
+void on_wait() {
+  if (!t_in_call || t_busy.size() != 1 || t_busy.back()->current().any_member_failed()) return;
+  catch_up_below(g_groups + 1);
+}
+
+// wrap::set_before_agree: before agreeing on a, the communicators below it.
+void before_agree(Alias &a) {
+  if (!t_in_call) return;
+  int o = order_of(a);
+  if (o > 0) catch_up_below(o);
+}
+
 // Runs one resilient MPI_Allreduce on a cohort-created communicator and counts the repairs (substitute
 // changes) it made.
 int resilient_allreduce(MPI_Comm comm, const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
                         int *repairs) {
   Alias *a = find_alias(comm);
+  Busy mark(a);
   const Substitute *before = &a->current();
   int rc = coll::post_MPI_Allreduce(*a, describe(CallId::MPI_Allreduce), in, out, count, type, op, comm);
   if (&a->current() != before) ++*repairs;
@@ -170,6 +255,8 @@ void init() {
   }
   PMPI_Group_free(&world_group);
   PMPI_Op_create(keep_valid, 1, &g_keep_valid);
+  set_wait_hook(on_wait);
+  set_before_agree(before_agree);
   g_active = true;
   COHORT_LOG_DEBUG("MPI_Init: hierarchy: %d local groups, this rank in group %d%s", g_groups, g_my_group,
                    g_hub ? " (master)" : "");
@@ -184,6 +271,10 @@ bool applies(const Alias &alias, MPI_Op op) {
 }
 
 int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op) {
+  struct InCall {
+    InCall() { t_in_call = true; }
+    ~InCall() { t_in_call = false; }
+  } in_call;
   // 1. local: g's partial on every member of g (in recvbuf).
   int rc = resilient_allreduce(g_local, sendbuf, recvbuf, count, type, op, &g_local_repairs);
   if (rc != MPI_SUCCESS) return rc;

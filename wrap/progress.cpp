@@ -51,6 +51,8 @@ class Backoff {
   std::int64_t start_ = now_ns();
 };
 
+std::atomic<WaitHook> g_wait_hook{nullptr};
+
 template <typename Test>
 WaitResult poll(Test test, const Watch &watch) {
   std::uint64_t epoch = detector::failure_epoch();
@@ -61,6 +63,7 @@ WaitResult poll(Test test, const Watch &watch) {
     // blocked in any call keeps taking part in their confirmations and agreements.
     if (nbc::any_in_flight()) nbc::progress();
     if (test()) return WaitResult::completed;
+    if (WaitHook hook = g_wait_hook.load(std::memory_order_relaxed)) hook();
     if (watch.revocable != MPI_COMM_NULL && repair::is_revoked(watch.revocable)) return WaitResult::revoked;
     std::uint64_t now = detector::failure_epoch();
     if (now != epoch) {
@@ -119,6 +122,8 @@ std::int64_t monotonic_ns() {
 }
 
 }  // namespace
+
+void set_wait_hook(WaitHook hook) { g_wait_hook.store(hook, std::memory_order_release); }
 
 // NOTE: two threads seeing a new epoch at once both start the grace; either start is as good.
 bool failure_grace_over() {

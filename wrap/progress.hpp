@@ -28,6 +28,12 @@ constexpr int kFailureGraceMs = 20;
 /// (the first call for a new epoch starts the grace and returns false). Thread-safe.
 bool failure_grace_over();
 
+/// Called on every poll of every wait loop below (any thread); null (the default) for none. wrap/hierarchy.cpp
+/// sets it: a rank waiting on one of its communicators may have to take part in another one's repair
+/// meanwhile (see the note there). Set once, at MPI_Init.
+using WaitHook = void (*)();
+void set_wait_hook(WaitHook hook);
+
 /// failed: MPI's test returned an error code (the request completed in error); wait and wait_all store
 /// it in *error.
 enum class WaitResult { completed, broken, revoked, failed };

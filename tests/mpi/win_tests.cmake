@@ -5,7 +5,10 @@ cohort_mpi_test(win.equiv_4 PART win NP 4 TIMEOUT 90 PASS 4 COMMAND ${_wf} equiv
 cohort_mpi_test(win.equiv_3 PART win NP 3 TIMEOUT 90 PASS 3 COMMAND ${_wf} equiv)
 # Fence epochs: a rank killed before the second step and another inside the fence of the third (inject
 # hook: the fence's confirmation); two ranks killed before the same step.
-cohort_mpi_test(win.fault.fence.before_then_during PART win NP 4 TIMEOUT 60 PASS 2
+# Label openmpi5_todo (left out of both Open MPI 5 suites by scripts/test): there an operation in flight to
+# the rank killed inside the fence, once abandoned, keeps osc/rdma from completing the issuer's later flushes
+# to live targets (seen with gdb; about 1 run in 10, 2 of 2 in one CI run): an open defect, README "Windows".
+cohort_mpi_test(win.fault.fence.before_then_during PART win NP 4 TIMEOUT 60 PASS 2 LABELS openmpi5_todo
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=win_fence.posted,hit=4
   COMMAND ${_wf} fence_known none before:2 during:1 none)
 # Lock epochs: two ranks killed before the same step. (_known: the survivors pass a barrier first.)

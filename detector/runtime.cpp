@@ -96,6 +96,7 @@ class Runtime {
   std::vector<std::function<void()>> hooks;
   std::atomic<std::uint64_t> hooks_gen{0};
   std::atomic<Time> active_until{0};  // poll at settings.poll_us until then
+  std::atomic<int> progress_holds{0};   // hold_progress()
   std::vector<int> listener_queue;  // failures whose listeners the thread has not called yet
 
   std::mutex sm_mu;  // the state machine and the messages produced outside the thread
@@ -443,7 +444,7 @@ void Runtime::refresh_from_mpi() {
   // NOTE: Open MPI 5 records a death that its runtime reports only from inside MPI's progress engine,
   // which runs in MPI calls: a probe on the private duplicate drives it (no message ever matches).
   int any = 0;
-  PMPI_Iprobe(MPI_ANY_SOURCE, 0, comm, &any, MPI_STATUS_IGNORE);
+  if (progress_holds.load(std::memory_order_acquire) == 0) PMPI_Iprobe(MPI_ANY_SOURCE, 0, comm, &any, MPI_STATUS_IGNORE);
   MPI_Group failed = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
 #if defined(COHORT_HAVE_MPIX_COMM_GET_FAILED)
   if (MPIX_Comm_get_failed(comm, &failed) != MPI_SUCCESS) return;
@@ -625,6 +626,8 @@ void refresh() {
   if (g.running.load(std::memory_order_acquire)) g.refresh_from_mpi();
 #endif
 }
+
+void hold_progress(bool on) { g.progress_holds.fetch_add(on ? 1 : -1, std::memory_order_acq_rel); }
 
 void on_failure(std::function<void(int)> listener) {
   std::lock_guard<std::mutex> lock(g.pub_mu);

@@ -58,6 +58,14 @@ void declare_failed(int world_rank);
 /// class MPIX_ERR_PROC_FAILED. Heartbeat build: does nothing (the ring is the only source).
 void refresh();
 
+/// ULFM build: while at least one hold is on (hold_progress(true) ... hold_progress(false), counted, any
+/// thread), refresh() and the detector thread read MPI's failed set without entering MPI's progress engine
+/// (no probe), so they learn only of the failures MPI recorded already. Measured reason: Open MPI 5.0.7 never
+/// completes an MPI_Comm_create_from_group while another thread probes meanwhile (ompi_comm_activate waits
+/// forever; build/exp-style test: 40 creations, 8 ranks, a probing thread: 5 of 8 ranks hung every time,
+/// none without the prober). Heartbeat build: does nothing. Thread-safe.
+void hold_progress(bool on);
+
 /// Internal listener, called on the detector thread once per newly dead rank (after it is recorded).
 /// Must not block and must not call MPI.
 void on_failure(std::function<void(int world_rank)> listener);

@@ -1,13 +1,20 @@
-// The ulfm backend of repair/group.hpp: a simple fallback, not the liveness discovery of
-// repair/liveness.hpp (ULFM's failure knowledge is the MPI's own, and its MPIX_Comm_agree/shrink need a
-// communicator, which is what is being created). group_create calls MPI_Comm_create_group(MPI_COMM_WORLD)
-// over the members not known dead (acknowledged on MPI_COMM_WORLD, or known to the detector); ULFM fails that call on the members when one of them dies, and the
-// fallback then retries (tag unchanged) without the members then known dead, up to the group's size
-// times. The result is made uniform by a ULFM agreement on it and, if that reports a failure, a ULFM
-// shrink. group_agree creates such a communicator and agrees on it (the communicator is kept, never
-// freed: freeing could wait on a dead member). Unlike the heartbeat backend, members that disagree on who
-// is dead when they call can make the creation fail on all of them (5 retries, then the error code).
+// The ulfm backend of repair/group.hpp: not the liveness discovery of repair/liveness.hpp (ULFM's failure
+// knowledge is the MPI's own, and its MPIX_Comm_agree/shrink need a communicator, which is what is being
+// created). group_create makes the communicator over the members not known dead (the detector thread
+// publishes what MPI's runtime reports, detector::refresh), abandons the attempt when one of them is known
+// dead meanwhile and retries without it (create_once below says how); the result is made uniform by a ULFM
+// agreement on it and, if that reports a failure, a ULFM shrink. group_agree creates such a communicator and
+// agrees on it (the communicator is kept, never freed: freeing could wait on a dead member). An MPI error of
+// the creation itself is retried 5 times, then returned.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
 
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
@@ -18,7 +25,6 @@
 namespace cohort::repair {
 namespace {
 
-
 // MPI_COMM_WORLD ranks of comm's members, in comm order.
 std::vector<int> members_of(MPI_Comm comm) {
   MPI_Group g;
@@ -28,41 +34,132 @@ std::vector<int> members_of(MPI_Comm comm) {
   return out;
 }
 
+// One MPI creation over `live` (world ranks): its communicator, or MPI_COMM_NULL with *rc set
+// (MPI_ERR_PENDING: abandoned because a member is known dead).
+// NOTE: Open MPI 5 (ULFM) fails MPI_Comm_create_group at once with MPIX_ERR_PROC_FAILED while its parent
+// holds any dead process, acknowledged or not, member or not (measured: 0.0 ms, every time), so
+// MPI_COMM_WORLD cannot be the parent once a rank died. MPI_Comm_create_from_group has no parent: over
+// live members it works, but with a dead member it never returns. So it runs on a thread of its own that
+// is abandoned (left in MPI) when a member is known dead; the retry goes without that member under
+// another string tag, which names the members left out, so that every member's retry meets the same one.
+// NOTE: the same MPI never completes a creation from group while another thread probes (see
+// detector::hold_progress), and records a death only inside its progress engine, which a creation stuck
+// on a dead member does not run. So nothing probes for the first kQuietMs (a creation over live members
+// took 1-53 ms at 8 ranks here), then this thread probes every kProbeGapMs to learn of a dead member.
+#if defined(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
+constexpr long kQuietMs = 250, kProbeGapMs = 25;
+
+struct Attempt {
+  std::atomic<bool> done{false};
+  int rc = MPI_ERR_OTHER;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+MPI_Comm create_once(const std::vector<int> &world, const std::vector<int> &live, int, std::uint64_t call,
+                     const char *tag_name, int *rc) {
+  std::string name = std::string("cohort.") + tag_name + "." + std::to_string(call);
+  for (std::size_t i = 0; i < world.size(); ++i) {
+    if (std::find(live.begin(), live.end(), world[i]) == live.end()) name += "." + std::to_string(i);
+  }
+  MPI_Group wg, sub;
+  PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+  PMPI_Group_incl(wg, static_cast<int>(live.size()), live.data(), &sub);
+  PMPI_Group_free(&wg);
+  auto attempt = std::make_shared<Attempt>();
+  detector::hold_progress(true);
+  std::thread([attempt, sub, name]() mutable {
+    MPI_Comm out = MPI_COMM_NULL;
+    attempt->rc = PMPI_Comm_create_from_group(sub, name.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &out);
+    attempt->comm = out;
+    PMPI_Group_free(&sub);
+    attempt->done.store(true, std::memory_order_release);
+  }).detach();
+  auto start = std::chrono::steady_clock::now(), probed = start;
+  bool lost = false;
+  while (!attempt->done.load(std::memory_order_acquire) && !lost) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - start >= std::chrono::milliseconds(kQuietMs) && now - probed >= std::chrono::milliseconds(kProbeGapMs)) {
+      int any = 0;
+      PMPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_SELF, &any, MPI_STATUS_IGNORE);
+      probed = now;
+    }
+    detector::refresh();
+    for (int w : live) lost = lost || detector::is_failed(w);
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  detector::hold_progress(false);
+  if (!attempt->done.load(std::memory_order_acquire)) {
+    *rc = MPI_ERR_PENDING;  // abandoned: the thread stays in MPI
+    return MPI_COMM_NULL;
+  }
+  *rc = attempt->rc;
+  return attempt->rc == MPI_SUCCESS ? attempt->comm : MPI_COMM_NULL;
+}
+#else
+// Without MPI_Comm_create_from_group (a ULFM MPI older than MPI 4.0): over MPI_COMM_WORLD, in this thread.
+MPI_Comm create_once(const std::vector<int> &, const std::vector<int> &live, int tag, std::uint64_t, const char *,
+                     int *rc) {
+  MPI_Errhandler saved;
+  PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved);
+  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  ack_failed(MPI_COMM_WORLD);
+  MPI_Group wg, sub;
+  PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+  PMPI_Group_incl(wg, static_cast<int>(live.size()), live.data(), &sub);
+  MPI_Comm made = MPI_COMM_NULL;
+  *rc = PMPI_Comm_create_group(MPI_COMM_WORLD, sub, tag, &made);
+  PMPI_Group_free(&sub);
+  PMPI_Group_free(&wg);
+  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, saved);
+  PMPI_Errhandler_free(&saved);
+  return *rc == MPI_SUCCESS ? made : MPI_COMM_NULL;
+}
+#endif
+
+// The number of this rank's group_create calls so far over (tag, members): the same on every member,
+// as members make their group calls in the same order (repair/group.hpp).
+std::uint64_t next_call(const std::vector<int> &world, int tag) {
+  static std::mutex mu;
+  static std::map<std::vector<int>, std::uint64_t> calls;
+  std::vector<int> key{tag};
+  key.insert(key.end(), world.begin(), world.end());
+  std::lock_guard<std::mutex> lock(mu);
+  return ++calls[key];
+}
+
 }  // namespace
 
 int group_create(MPI_Group group, int tag, MPI_Comm *newcomm, std::vector<int> *failed, const char *call) {
   *newcomm = MPI_COMM_NULL;
   std::vector<int> world = world_ranks_of_group(group);
   if (member_position(world, call) < 0) return MPI_ERR_GROUP;
-  MPI_Errhandler saved;
-  PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved);
-  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int rc = MPI_ERR_OTHER;
+  std::uint64_t number = next_call(world, tag);
+  // The creation's name: the tag and the members (FNV-1a), so that concurrent calls over other groups or
+  // tags never meet; create_once adds the call number and the members left out.
+  std::uint64_t h = 1469598103934665603ULL;
+  for (int w : world) h = (h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(w))) * 1099511628211ULL;
+  std::string tag_name = "group." + std::to_string(tag) + "." + std::to_string(h);
+  int rc = MPI_ERR_OTHER, errors = 0;
   MPI_Comm made = MPI_COMM_NULL;
   std::vector<int> live;
-  for (std::size_t attempt = 0; attempt <= world.size() + 5 && made == MPI_COMM_NULL; ++attempt) {
-    // NOTE: the failures ULFM reported so far (acknowledged on MPI_COMM_WORLD) and the detector's.
-    std::vector<int> acked;
-    ack_failed(MPI_COMM_WORLD);
-    get_failed(MPI_COMM_WORLD, &acked);
+  // NOTE: each retry leaves out at least one more member, or counts an MPI error (5 at most).
+  while (made == MPI_COMM_NULL && errors < 5) {
+    detector::refresh();
     live.clear();
     for (int w : world) {
-      if (!detector::is_failed(w) && !std::binary_search(acked.begin(), acked.end(), w)) live.push_back(w);
+      if (!detector::is_failed(w)) live.push_back(w);
     }
-    MPI_Group wg, sub;
-    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-    PMPI_Group_incl(wg, static_cast<int>(live.size()), live.data(), &sub);
     inject::point("group.create");
-    rc = PMPI_Comm_create_group(MPI_COMM_WORLD, sub, tag, &made);
-    PMPI_Group_free(&sub);
-    PMPI_Group_free(&wg);
-    if (rc != MPI_SUCCESS) made = MPI_COMM_NULL;
+    made = create_once(world, live, tag, number, tag_name.c_str(), &rc);
+    if (made == MPI_COMM_NULL && rc != MPI_ERR_PENDING) {
+      ++errors;
+      COHORT_LOG_WARN("%s: MPI's creation over the group's %zu live members failed (code %d), retrying", call,
+                      live.size(), rc);
+    }
   }
-  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, saved);
-  PMPI_Errhandler_free(&saved);
   if (made == MPI_COMM_NULL) {
-    COHORT_LOG_ERROR("%s: MPI_Comm_create_group over the group's %zu live members failed (code %d)", call,
-                     live.size(), rc);
+    COHORT_LOG_ERROR("%s: MPI's creation over the group's %zu live members failed (code %d)", call, live.size(),
+                     rc);
     return rc;
   }
   register_comm(made, MPI_COMM_NULL);

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -27,7 +28,8 @@ namespace {
 
 
 RequestTable<MPI_Request, Op> g_table;
-RequestTable<MPI_Request, Op> g_persistent;  // persistent requests as made (MPI_Send_init & co.)
+RequestTable<MPI_Request, Persistent> g_persistent;  // by the program's handle (MPI_Send_init & co.)
+std::atomic<bool> g_any_persistent{false};
 RequestTable<MPI_Message, Op> g_messages;    // messages matched by MPI_Mprobe/MPI_Improbe
 
 std::mutex g_abandoned_mu;
@@ -171,10 +173,9 @@ Fate settle(MPI_Request req, Op &op, MPI_Status *st) {
 
 // Frees (completed) or abandons (stuck) a settled request; *req becomes MPI_REQUEST_NULL. True when it was
 // delivered after all, or the program cancelled it itself (*rc: MPI's code, whose status says so).
-// A persistent request stays the program's (inactive for it); MPI keeps a stuck one active meanwhile.
 bool drop(MPI_Request *req, const Op &op, Fate fate, MPI_Status *st, int *rc) {
   if (fate == Fate::stuck) {
-    if (!op.persistent) abandon(req);
+    abandon(req);
     return false;
   }
   int done = 0;
@@ -323,7 +324,6 @@ namespace {
 // that the program holds a valid handle; stage not_posted, so that the policy decides at completion.
 int not_posted(Op &op, MPI_Request *req) {
   op.stage = Stage::not_posted;
-  if (op.persistent) return MPI_SUCCESS;  // *req stays the program's handle, inactive in MPI
   int rc = PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, req);
   if (rc == MPI_SUCCESS) rc = PMPI_Grequest_complete(*req);
   return rc;
@@ -358,15 +358,6 @@ int post_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, Op &op
   int rc = PMPI_Imrecv(buf, count, type, msg, req);
   if (rc == MPI_SUCCESS) inject::point("recv.posted");
   return rc;
-}
-
-int start_persistent(MPI_Request *req, Op &op) {
-  if (op.stage == Stage::stuck) return MPI_SUCCESS;  // NOTE: MPI still holds it: restarting is erroneous
-  op.stage = Stage::posted;
-  if (op.dir == Dir::send && peer_dead(op.comm, op.peer)) return not_posted(op, req);
-  int rc = PMPI_Start(req);
-  if (rc == MPI_SUCCESS) inject::point(op.dir == Dir::send ? "send.posted" : "recv.posted");
-  return refused_for_dead_peer(rc, op, req);
 }
 
 int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
@@ -583,9 +574,13 @@ void track(MPI_Request req, const Op &op) {
 }
 std::optional<Op> lookup(MPI_Request req) { return g_table.find(req); }
 std::optional<Op> untrack(MPI_Request req) { return g_table.take(req); }
-void track_persistent(MPI_Request req, const Op &op) { g_persistent.put(req, op); }
-std::optional<Op> lookup_persistent(MPI_Request req) { return g_persistent.find(req); }
-void untrack_persistent(MPI_Request req) { g_persistent.take(req); }
+void track_persistent(MPI_Request req, const Persistent &p) {
+  g_persistent.put(req, p);
+  g_any_persistent.store(true, std::memory_order_relaxed);
+}
+std::optional<Persistent> lookup_persistent(MPI_Request req) { return g_persistent.find(req); }
+std::optional<Persistent> untrack_persistent(MPI_Request req) { return g_persistent.take(req); }
+bool any_persistent() { return g_any_persistent.load(std::memory_order_relaxed); }
 void track_message(MPI_Message msg, const Op &op) { g_messages.put(msg, op); }
 std::optional<Op> untrack_message(MPI_Message msg) { return g_messages.take(msg); }
 

@@ -531,8 +531,9 @@ int recv_init(const void *buf, int count, MPI_Datatype type, int source, int tag
 int start(MPI_Request *req, const char *call) {
   auto p = *req == MPI_REQUEST_NULL || !p2p::any_persistent() ? std::nullopt : p2p::lookup_persistent(*req);
   if (!p) return PMPI_Start(req);
-  if (p->active != MPI_REQUEST_NULL) {
-    COHORT_LOG_WARN("%s: the persistent request is active (started and not completed yet): MPI_ERR_REQUEST", call);
+  if (p->active != MPI_REQUEST_NULL) {  // erroneous in MPI: reported as MPI would, on the communicator
+    COHORT_LOG_ERROR("%s: the persistent request is active (started, not completed yet); MPI_ERR_REQUEST", call);
+    cohort::wrap::call_errhandler(p->op.comm, MPI_ERR_REQUEST);
     return MPI_ERR_REQUEST;
   }
   Op op = p->op;

@@ -227,6 +227,14 @@ int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op
 }
 
 // ---- backend hook (ULFM): MPI itself fails requests whose peer died (the heartbeat backend never) ----
+// MPI failed an operation with op's peer (a named rank) for a process failure: that rank is dead.
+// NOTE: Open MPI 5 can fail a request before MPIX_Comm_get_failed lists its peer (seen: an MPI_Wait on a
+// send to a rank dead for a moment returned per policy while cohort_is_alive still said alive, 1 run in
+// 17), so cohort records the death itself rather than wait for the detector thread's next poll.
+void mpi_said_dead(const Op &op) {
+  if (op.peer >= 0 && !peer_dead(op.comm, op.peer)) detector::declare_failed(world_rank(op.comm, op.peer));
+}
+
 // True when MPI completed *req with a failure-class error: the request is over (op.stage not_posted, so
 // the dead-peer policy decides as under the heartbeat detector; *req is freed if MPI kept the handle). A
 // receive from MPI_ANY_SOURCE that MPI only suspended (..._PENDING: not complete) resumes once the failure
@@ -243,6 +251,7 @@ bool mpi_reported_dead(int *rc, MPI_Request *req, Op &op) {
     }
     PMPI_Request_free(req);
   }
+  mpi_said_dead(op);
   op.stage = Stage::not_posted;
   return true;
 }
@@ -334,6 +343,7 @@ int not_posted(Op &op, MPI_Request *req) {
 int refused_for_dead_peer(int rc, Op &op, MPI_Request *req) {
   if (rc == MPI_SUCCESS || op.peer == MPI_ANY_SOURCE || repair::error_kind(rc) != repair::ErrorKind::proc_failed)
     return rc;
+  mpi_said_dead(op);
   return not_posted(op, req);
 }
 

@@ -39,6 +39,37 @@ inline void nbc_turn(const MPI_Request *req) {
   if (req == nullptr || !cohort::wrap::nbc::drive_until_done(*req)) cohort::wrap::nbc::progress();
 }
 
+// For the length of one wait, test, status or cancel call: the program's handles of persistent requests
+// (p2p::Persistent) in reqs[0..n) stand swapped for their started operation, or for MPI_REQUEST_NULL while
+// inactive (MPI completes both at once, with an empty status); the call then runs as on nonblocking
+// requests. On return each handle goes back, inactive if its operation completed (MPI_REQUEST_NULL now).
+class PersistentView {
+ public:
+  PersistentView(int n, MPI_Request *reqs) : reqs_(reqs) {
+    if (!p2p::any_persistent()) return;  // NOTE: no lookup, no allocation until a program makes one
+    for (int i = 0; i < n; ++i) {
+      auto rec = reqs[i] == MPI_REQUEST_NULL ? std::nullopt : p2p::lookup_persistent(reqs[i]);
+      if (!rec) continue;
+      swapped_.emplace_back(i, reqs[i]);
+      reqs[i] = rec->active;
+    }
+  }
+  PersistentView(const PersistentView &) = delete;
+  PersistentView &operator=(const PersistentView &) = delete;
+  ~PersistentView() {
+    for (const auto &[i, handle] : swapped_) {
+      auto rec = p2p::lookup_persistent(handle);
+      rec->active = reqs_[i];
+      p2p::track_persistent(handle, *rec);
+      reqs_[i] = handle;
+    }
+  }
+
+ private:
+  MPI_Request *reqs_;
+  std::vector<std::pair<int, MPI_Request>> swapped_;
+};
+
 // Records of the requests reqs[0..n) (Dir::none for those cohort did not start), for a call named `call`.
 std::vector<Op> ops_of(int n, const MPI_Request *reqs, const char *call, bool take) {
   std::vector<Op> ops(static_cast<std::size_t>(n));
@@ -51,20 +82,13 @@ std::vector<Op> ops_of(int n, const MPI_Request *reqs, const char *call, bool ta
   return ops;
 }
 
-// Whether the request `now` that a wait or test call reported complete still needs its record: MPI
-// failed it and left it active, or it is a persistent request that MPI still holds (stuck). A persistent
-// request that completed is inactive: no record, so that later calls complete it at once as MPI does.
-bool still_held(MPI_Request now, const Op &op) {
-  return now != MPI_REQUEST_NULL && (!op.persistent || p2p::keeps_record_after_completion(op));
-}
-
-// Puts back the records of requests that are still active after a call (MPI failed with them pending;
-// done: the call reported them complete, see still_held).
-void retrack(int n, const MPI_Request *reqs, const std::vector<Op> &ops, bool done) {
+// Puts back the records of requests that are still active after a call (not complete yet, or MPI failed
+// them and left them active). NOTE: every request cohort records is a nonblocking one (a persistent
+// request's start too, see p2p::Persistent): once complete its handle is MPI_REQUEST_NULL.
+void retrack(int n, const MPI_Request *reqs, const std::vector<Op> &ops) {
   for (int i = 0; i < n; ++i) {
     const Op &op = ops[static_cast<std::size_t>(i)];
-    if (reqs[i] != MPI_REQUEST_NULL && op.dir != Dir::none && (!done || still_held(reqs[i], op)))
-      p2p::track(reqs[i], op);
+    if (reqs[i] != MPI_REQUEST_NULL && op.dir != Dir::none) p2p::track(reqs[i], op);
   }
 }
 
@@ -122,7 +146,7 @@ int test_one(MPI_Request *reqs, int i, int *flag, MPI_Status *status, const char
   Op op = rec ? *rec : Op{};
   op.call = call;
   int rc = p2p::test(&reqs[i], op, flag, status);
-  if (*flag ? !still_held(reqs[i], op) : reqs[i] == MPI_REQUEST_NULL) {
+  if (reqs[i] == MPI_REQUEST_NULL) {
     p2p::untrack(key);
   } else if (rec && rec->stage != op.stage) {
     p2p::track(key, op);
@@ -132,7 +156,7 @@ int test_one(MPI_Request *reqs, int i, int *flag, MPI_Status *status, const char
 
 // The end of MPI_Waitany (also MPI_Waitsome's): the record of the request completed at index.
 void after_wait_any(MPI_Request key, MPI_Request now, const Op &op) {
-  if (still_held(now, op)) {
+  if (now != MPI_REQUEST_NULL) {
     if (op.dir != Dir::none) p2p::track(now, op);
   } else {
     p2p::untrack(key);
@@ -268,32 +292,35 @@ extern "C" int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype type, int sou
 
 extern "C" int __wrap_MPI_Wait(MPI_Request *req, MPI_Status *status) {
   count_call(CallId::MPI_Wait);
+  PersistentView view(1, req);
   if (*req == MPI_REQUEST_NULL) return PMPI_Wait(req, status);
   nbc_turn(req);
   auto rec = p2p::untrack(*req);
   int rc = MPI_SUCCESS;
   // NOTE: the fast path while no rank is known dead: a short spin with the caller's status.
   if (cohort::detector::failure_epoch() == 0 && p2p::spin(req, status, &rc)) {
-    if (rec && still_held(*req, *rec)) p2p::track(*req, *rec);  // MPI failed it and left it active
+    if (rec && *req != MPI_REQUEST_NULL) p2p::track(*req, *rec);  // MPI failed it and left it active
     return rc;
   }
   Op op = rec ? *rec : Op{};
   op.call = "MPI_Wait";
   rc = p2p::complete(req, op, status, true);
-  if (rec && still_held(*req, op)) p2p::track(*req, op);
+  if (rec && *req != MPI_REQUEST_NULL) p2p::track(*req, op);
   return rc;
 }
 
 extern "C" int __wrap_MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   count_call(CallId::MPI_Waitall);
+  PersistentView view(count, reqs);
   std::vector<Op> ops = ops_of(count, reqs, "MPI_Waitall", true);
   int rc = p2p::complete_all(count, reqs, ops.data(), statuses);
-  retrack(count, reqs, ops, true);
+  retrack(count, reqs, ops);
   return rc;
 }
 
 extern "C" int __wrap_MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
   count_call(CallId::MPI_Waitany);
+  PersistentView view(count, reqs);
   std::vector<MPI_Request> keys(reqs, reqs + count);
   std::vector<Op> ops = ops_of(count, reqs, "MPI_Waitany", false);
   int rc = p2p::complete_any(count, reqs, ops.data(), index, status);
@@ -303,6 +330,7 @@ extern "C" int __wrap_MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI
 
 extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Test);
+  PersistentView view(1, req);
   nbc_turn(nullptr);
   MPI_Request key = *req;
   if (key == MPI_REQUEST_NULL) return PMPI_Test(req, flag, status);
@@ -317,6 +345,7 @@ extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) 
 
 extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
   count_call(CallId::MPI_Testall);
+  PersistentView view(count, reqs);
   nbc_turn(nullptr);
   std::vector<MPI_Request> keys(reqs, reqs + count);
   std::vector<Op> ops;
@@ -326,20 +355,19 @@ extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_
   } else {
     ops = ops_of(count, reqs, "MPI_Testall", false);
     rc = p2p::test_all(count, reqs, ops.data(), flag, statuses);
-    retrack(count, reqs, ops, *flag);  // keeps what the dead ones' withdrawal did (op.stage)
+    retrack(count, reqs, ops);  // keeps what the dead ones' withdrawal did (op.stage)
   }
   for (int i = 0; i < count; ++i) {
     const MPI_Request key = keys[static_cast<std::size_t>(i)];
     if (key == MPI_REQUEST_NULL) continue;
-    // NOTE: before a first death no request is stuck: every completed one loses its record
-    bool held = *flag ? !ops.empty() && still_held(reqs[i], ops[static_cast<std::size_t>(i)]) : reqs[i] != MPI_REQUEST_NULL;
-    if (!held) p2p::untrack(key);
+    if (reqs[i] == MPI_REQUEST_NULL) p2p::untrack(key);
   }
   return rc;
 }
 
 extern "C" int __wrap_MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Testany);
+  PersistentView view(count, reqs);
   nbc_turn(nullptr);
   *flag = 0;
   *index = MPI_UNDEFINED;
@@ -367,6 +395,7 @@ extern "C" int __wrap_MPI_Testany(int count, MPI_Request reqs[], int *index, int
 extern "C" int __wrap_MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                                    MPI_Status statuses[]) {
   count_call(CallId::MPI_Testsome);
+  PersistentView view(incount, reqs);
   nbc_turn(nullptr);
   if (cohort::detector::failure_epoch() == 0) {
     std::vector<MPI_Request> keys(reqs, reqs + incount);
@@ -381,6 +410,7 @@ extern "C" int __wrap_MPI_Testsome(int incount, MPI_Request reqs[], int *outcoun
 extern "C" int __wrap_MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                                    MPI_Status statuses[]) {
   count_call(CallId::MPI_Waitsome);
+  PersistentView view(incount, reqs);
   // Those complete now; if none, one through MPI_Waitany's completion (never waits on a dead rank), then
   // any others that completed meanwhile.
   int rc = test_some(incount, reqs, outcount, indices, statuses, "MPI_Waitsome");
@@ -405,21 +435,37 @@ extern "C" int __wrap_MPI_Waitsome(int incount, MPI_Request reqs[], int *outcoun
   return rc != MPI_SUCCESS || rc2 != MPI_SUCCESS ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {
-  count_call(CallId::MPI_Request_free);
-  if (cohort::wrap::nbc::any_in_flight() && cohort::wrap::nbc::release(req)) return MPI_SUCCESS;
+namespace {
+
+// MPI_Request_free of a request that is not a persistent one's handle: its record goes. NOTE: a receive
+// from a dead rank would stay posted forever: it is withdrawn (a cancelled request that is freed is legal
+// MPI and lets MPI release it).
+int free_request(MPI_Request *req) {
   if (*req != MPI_REQUEST_NULL) {
     auto rec = p2p::untrack(*req);
-    p2p::untrack_persistent(*req);
-    // NOTE: a receive from a dead rank would stay posted forever: withdraw it (a cancelled request that
-    // is freed is legal MPI and lets MPI release it).
     if (rec && rec->dir == Dir::recv && rec->stage == p2p::Stage::posted && p2p::dead(*rec)) PMPI_Cancel(req);
   }
   return PMPI_Request_free(req);
 }
 
+}  // namespace
+
+extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {
+  count_call(CallId::MPI_Request_free);
+  if (cohort::wrap::nbc::any_in_flight() && cohort::wrap::nbc::release(req)) return MPI_SUCCESS;
+  if (p2p::any_persistent() && *req != MPI_REQUEST_NULL) {
+    if (auto rec = p2p::untrack_persistent(*req)) {
+      // NOTE: freeing an active persistent request is legal MPI: its started operation completes unseen.
+      if (rec->active != MPI_REQUEST_NULL) free_request(&rec->active);
+      if (rec->own_type) PMPI_Type_free(&rec->type);
+    }
+  }
+  return free_request(req);
+}
+
 extern "C" int __wrap_MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Request_get_status);
+  PersistentView view(1, &req);
   // NOTE: until a first rank dies no request can have a dead peer: MPI's own, no lookup.
   if (req == MPI_REQUEST_NULL || cohort::detector::failure_epoch() == 0) return PMPI_Request_get_status(req, flag, status);
   auto rec = p2p::lookup(req);
@@ -433,6 +479,9 @@ extern "C" int __wrap_MPI_Request_get_status(MPI_Request req, int *flag, MPI_Sta
 
 extern "C" int __wrap_MPI_Cancel(MPI_Request *req) {
   count_call(CallId::MPI_Cancel);
+  const bool given = *req != MPI_REQUEST_NULL;
+  PersistentView view(1, req);
+  if (given && *req == MPI_REQUEST_NULL) return MPI_SUCCESS;  // an inactive persistent request: nothing to cancel
   if (*req != MPI_REQUEST_NULL) {
     auto rec = p2p::lookup(*req);
     if (rec && !rec->cancelled) {
@@ -444,37 +493,59 @@ extern "C" int __wrap_MPI_Cancel(MPI_Request *req) {
   return PMPI_Cancel(req);
 }
 
-// ---- persistent requests: MPI_X_init records the operation, MPI_Start(all) posts it (p2p::start_persistent)
+// ---- persistent requests: cohort's own (p2p::Persistent); MPI_X_init records the operation, and each
+// MPI_Start(all) posts it as a nonblocking one
 
 namespace {
 
 using InitFn = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
-// Records the persistent request *req that `init` made for (dir, peer, tag, comm); returns rc, init's result.
-int persistent_made(int rc, const MPI_Request *req, Dir dir, int peer, int tag, MPI_Comm comm, const char *call) {
+// MPI_X_init (`init`, whose start runs as `isend`; nullptr: MPI_Recv_init): MPI's own init call makes the
+// program's handle *req, which cohort records and never starts. To or from MPI_PROC_NULL MPI's request runs.
+int persistent_init(const char *call, InitFn init, p2p::IsendFn isend, const void *buf, int count, MPI_Datatype type,
+                    int peer, int tag, MPI_Comm comm, MPI_Request *req) {
+  int rc = init(buf, count, type, peer, tag, comm, req);
   if (rc != MPI_SUCCESS || peer == MPI_PROC_NULL) return rc;
-  Op op = p2p::make_op(dir, peer, tag, comm, call);
-  op.persistent = true;
-  p2p::track_persistent(*req, op);
+  p2p::Persistent p;
+  p.op = p2p::make_op(isend != nullptr ? Dir::send : Dir::recv, peer, tag, comm, call);
+  p.buf = const_cast<void *>(buf);
+  p.count = count;
+  p.type = type;
+  p.isend = isend;
+  // NOTE: the program may free a derived datatype once the init call returned (MPI keeps it for the
+  // request): each start uses cohort's duplicate.
+  int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
+  PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+  if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &p.type) == MPI_SUCCESS) p.own_type = true;
+  p2p::track_persistent(*req, p);
   return rc;
 }
 
-int send_init(const char *call, InitFn init, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-              MPI_Comm comm, MPI_Request *req) {
-  return persistent_made(init(buf, count, type, dest, tag, comm, req), req, Dir::send, dest, tag, comm, call);
+// PMPI_Recv_init as an InitFn: buf is the program's receive buffer (MPI_Recv_init's, not const).
+int recv_init(const void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *req) {
+  return PMPI_Recv_init(const_cast<void *>(buf), count, type, source, tag, comm, req);
 }
 
-// MPI_Start of one request: a persistent one made by a wrapper is started by cohort and recorded as active.
+// MPI_Start of one request: a persistent one that cohort keeps posts a fresh nonblocking operation, recorded
+// as an MPI_Isend's/MPI_Irecv's would be; any other is MPI's to start.
 int start(MPI_Request *req, const char *call) {
-  auto made = *req == MPI_REQUEST_NULL ? std::nullopt : p2p::lookup_persistent(*req);
-  if (!made) return PMPI_Start(req);
-  Op op = *made;
+  auto p = *req == MPI_REQUEST_NULL || !p2p::any_persistent() ? std::nullopt : p2p::lookup_persistent(*req);
+  if (!p) return PMPI_Start(req);
+  if (p->active != MPI_REQUEST_NULL) {  // erroneous in MPI: reported as MPI would, on the communicator
+    COHORT_LOG_ERROR("%s: the persistent request is active (started, not completed yet); MPI_ERR_REQUEST", call);
+    cohort::wrap::call_errhandler(p->op.comm, MPI_ERR_REQUEST);
+    return MPI_ERR_REQUEST;
+  }
+  Op op = p->op;
   op.call = call;
-  auto held = p2p::lookup(*req);
-  if (held && held->stage == p2p::Stage::stuck) op.stage = p2p::Stage::stuck;  // MPI still holds it
-  int rc = p2p::start_persistent(req, op);
-  if (rc == MPI_SUCCESS) p2p::track(*req, op);
-  return rc;
+  MPI_Request active = MPI_REQUEST_NULL;
+  int rc = op.dir == Dir::send ? p2p::post_send(p->buf, p->count, p->type, op, &active, p->isend)
+                               : p2p::post_recv(p->buf, p->count, p->type, op, &active);
+  if (rc != MPI_SUCCESS) return rc;
+  p2p::track(active, op);
+  p->active = active;
+  p2p::track_persistent(*req, *p);
+  return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -482,32 +553,31 @@ int start(MPI_Request *req, const char *call) {
 extern "C" int __wrap_MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                     MPI_Request *req) {
   count_call(CallId::MPI_Send_init);
-  return send_init("MPI_Send_init", PMPI_Send_init, buf, count, type, dest, tag, comm, req);
+  return persistent_init("MPI_Send_init", PMPI_Send_init, PMPI_Isend, buf, count, type, dest, tag, comm, req);
 }
 
 extern "C" int __wrap_MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                      MPI_Request *req) {
   count_call(CallId::MPI_Bsend_init);
-  return send_init("MPI_Bsend_init", PMPI_Bsend_init, buf, count, type, dest, tag, comm, req);
+  return persistent_init("MPI_Bsend_init", PMPI_Bsend_init, PMPI_Ibsend, buf, count, type, dest, tag, comm, req);
 }
 
 extern "C" int __wrap_MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                      MPI_Request *req) {
   count_call(CallId::MPI_Ssend_init);
-  return send_init("MPI_Ssend_init", PMPI_Ssend_init, buf, count, type, dest, tag, comm, req);
+  return persistent_init("MPI_Ssend_init", PMPI_Ssend_init, PMPI_Issend, buf, count, type, dest, tag, comm, req);
 }
 
 extern "C" int __wrap_MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                      MPI_Request *req) {
   count_call(CallId::MPI_Rsend_init);
-  return send_init("MPI_Rsend_init", PMPI_Rsend_init, buf, count, type, dest, tag, comm, req);
+  return persistent_init("MPI_Rsend_init", PMPI_Rsend_init, PMPI_Irsend, buf, count, type, dest, tag, comm, req);
 }
 
 extern "C" int __wrap_MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                                     MPI_Request *req) {
   count_call(CallId::MPI_Recv_init);
-  return persistent_made(PMPI_Recv_init(buf, count, type, source, tag, comm, req), req, Dir::recv, source, tag, comm,
-                         "MPI_Recv_init");
+  return persistent_init("MPI_Recv_init", recv_init, nullptr, buf, count, type, source, tag, comm, req);
 }
 
 extern "C" int __wrap_MPI_Start(MPI_Request *req) {

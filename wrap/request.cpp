@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -27,7 +28,8 @@ namespace {
 
 
 RequestTable<MPI_Request, Op> g_table;
-RequestTable<MPI_Request, Op> g_persistent;  // persistent requests as made (MPI_Send_init & co.)
+RequestTable<MPI_Request, Persistent> g_persistent;  // by the program's handle (MPI_Send_init & co.)
+std::atomic<bool> g_any_persistent{false};
 RequestTable<MPI_Message, Op> g_messages;    // messages matched by MPI_Mprobe/MPI_Improbe
 
 std::mutex g_abandoned_mu;
@@ -171,10 +173,9 @@ Fate settle(MPI_Request req, Op &op, MPI_Status *st) {
 
 // Frees (completed) or abandons (stuck) a settled request; *req becomes MPI_REQUEST_NULL. True when it was
 // delivered after all, or the program cancelled it itself (*rc: MPI's code, whose status says so).
-// A persistent request stays the program's (inactive for it); MPI keeps a stuck one active meanwhile.
 bool drop(MPI_Request *req, const Op &op, Fate fate, MPI_Status *st, int *rc) {
   if (fate == Fate::stuck) {
-    if (!op.persistent) abandon(req);
+    abandon(req);
     return false;
   }
   int done = 0;
@@ -226,6 +227,14 @@ int report_all(const std::vector<MPI_Status> &st, MPI_Status *statuses, const Op
 }
 
 // ---- backend hook (ULFM): MPI itself fails requests whose peer died (the heartbeat backend never) ----
+// MPI failed an operation with op's peer (a named rank) for a process failure: that rank is dead.
+// NOTE: Open MPI 5 can fail a request before MPIX_Comm_get_failed lists its peer (seen: an MPI_Wait on a
+// send to a rank dead for a moment returned per policy while cohort_is_alive still said alive, 1 run in
+// 17), so cohort records the death itself rather than wait for the detector thread's next poll.
+void mpi_said_dead(const Op &op) {
+  if (op.peer >= 0 && !peer_dead(op.comm, op.peer)) detector::declare_failed(world_rank(op.comm, op.peer));
+}
+
 // True when MPI completed *req with a failure-class error: the request is over (op.stage not_posted, so
 // the dead-peer policy decides as under the heartbeat detector; *req is freed if MPI kept the handle). A
 // receive from MPI_ANY_SOURCE that MPI only suspended (..._PENDING: not complete) resumes once the failure
@@ -242,6 +251,7 @@ bool mpi_reported_dead(int *rc, MPI_Request *req, Op &op) {
     }
     PMPI_Request_free(req);
   }
+  mpi_said_dead(op);
   op.stage = Stage::not_posted;
   return true;
 }
@@ -323,7 +333,6 @@ namespace {
 // that the program holds a valid handle; stage not_posted, so that the policy decides at completion.
 int not_posted(Op &op, MPI_Request *req) {
   op.stage = Stage::not_posted;
-  if (op.persistent) return MPI_SUCCESS;  // *req stays the program's handle, inactive in MPI
   int rc = PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, req);
   if (rc == MPI_SUCCESS) rc = PMPI_Grequest_complete(*req);
   return rc;
@@ -334,6 +343,7 @@ int not_posted(Op &op, MPI_Request *req) {
 int refused_for_dead_peer(int rc, Op &op, MPI_Request *req) {
   if (rc == MPI_SUCCESS || op.peer == MPI_ANY_SOURCE || repair::error_kind(rc) != repair::ErrorKind::proc_failed)
     return rc;
+  mpi_said_dead(op);
   return not_posted(op, req);
 }
 
@@ -358,15 +368,6 @@ int post_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, Op &op
   int rc = PMPI_Imrecv(buf, count, type, msg, req);
   if (rc == MPI_SUCCESS) inject::point("recv.posted");
   return rc;
-}
-
-int start_persistent(MPI_Request *req, Op &op) {
-  if (op.stage == Stage::stuck) return MPI_SUCCESS;  // NOTE: MPI still holds it: restarting is erroneous
-  op.stage = Stage::posted;
-  if (op.dir == Dir::send && peer_dead(op.comm, op.peer)) return not_posted(op, req);
-  int rc = PMPI_Start(req);
-  if (rc == MPI_SUCCESS) inject::point(op.dir == Dir::send ? "send.posted" : "recv.posted");
-  return refused_for_dead_peer(rc, op, req);
 }
 
 int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
@@ -583,9 +584,13 @@ void track(MPI_Request req, const Op &op) {
 }
 std::optional<Op> lookup(MPI_Request req) { return g_table.find(req); }
 std::optional<Op> untrack(MPI_Request req) { return g_table.take(req); }
-void track_persistent(MPI_Request req, const Op &op) { g_persistent.put(req, op); }
-std::optional<Op> lookup_persistent(MPI_Request req) { return g_persistent.find(req); }
-void untrack_persistent(MPI_Request req) { g_persistent.take(req); }
+void track_persistent(MPI_Request req, const Persistent &p) {
+  g_persistent.put(req, p);
+  g_any_persistent.store(true, std::memory_order_relaxed);
+}
+std::optional<Persistent> lookup_persistent(MPI_Request req) { return g_persistent.find(req); }
+std::optional<Persistent> untrack_persistent(MPI_Request req) { return g_persistent.take(req); }
+bool any_persistent() { return g_any_persistent.load(std::memory_order_relaxed); }
 void track_message(MPI_Message msg, const Op &op) { g_messages.put(msg, op); }
 std::optional<Op> untrack_message(MPI_Message msg) { return g_messages.take(msg); }
 

@@ -17,8 +17,8 @@
 // calling the communicator's error handler;
 // abort ends the job. Defaults (Legio): send skip, receive abort.
 // A request the program cancelled itself (MPI_Cancel) and that MPI reports cancelled completes as MPI
-// says (MPI_SUCCESS, MPI_Test_cancelled true), whatever the policy. A persistent request is never
-// abandoned (the program keeps its handle): a stuck one stays recorded until MPI_Request_free.
+// says (MPI_SUCCESS, MPI_Test_cancelled true), whatever the policy. A persistent request is cohort's own
+// (Persistent below): each start is a fresh nonblocking operation, handled as any other.
 //
 // Ranks in Op are ranks of the program's own communicator (the alias); point-to-point never renumbers.
 #pragma once
@@ -48,9 +48,8 @@ struct Op {
   int peer = MPI_PROC_NULL;  ///< rank of comm; MPI_ANY_SOURCE for a wildcard receive
   int tag = MPI_ANY_TAG;
   MPI_Comm comm = MPI_COMM_NULL;
-  const char *call = "";    ///< the MPI call in progress, for messages
-  bool persistent = false;  ///< started by MPI_Start(all): stays valid (inactive) once complete, never abandoned
-  bool cancelled = false;   ///< the program called MPI_Cancel on it: a withdrawal then reports MPI's cancelled status
+  const char *call = "";   ///< the MPI call in progress, for messages
+  bool cancelled = false;  ///< the program called MPI_Cancel on it: a withdrawal then reports MPI's cancelled status
 };
 
 /// COHORT_SEND_RETRIES (default 3): re-tests of a send to a dead rank, and re-posts of a blocking send
@@ -77,12 +76,6 @@ int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req)
 /// Receives a message matched by MPI_Mprobe/MPI_Improbe (PMPI_Imrecv; test hook "recv.posted"); op describes
 /// it (source and tag of the match). *msg becomes MPI_MESSAGE_NULL.
 int post_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, Op &op, MPI_Request *req);
-/// Starts the persistent request *req described by op (op.persistent; from MPI_Send_init & co.): PMPI_Start,
-/// test hook "send.posted" or "recv.posted". A send to a rank already known dead is not started (op.stage
-/// not_posted: the policy applies at completion, *req stays the program's inactive handle), nor is a
-/// request that MPI still holds from an earlier start (stuck: its peer is dead).
-int start_persistent(MPI_Request *req, Op &op);
-
 /// MPI_Test calls a blocking completion makes before it sets up its watch of the detector.
 constexpr int kInlineSpins = 64;
 
@@ -125,10 +118,6 @@ int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status);
 /// *flag = 1 and the outcome that a later MPI_Wait gives (delivered: MPI's status; else the policy's),
 /// after withdrawing it (op.stage records how far; the caller keeps the record).
 int peek(MPI_Request req, Op &op, int *flag, MPI_Status *status);
-/// Whether the record of a request that a wait or test call completed stays in the table: a persistent
-/// request is inactive afterwards (no record: MPI completes an inactive request at once) unless it is
-/// stuck (MPI still holds it: its record keeps later calls from waiting on it).
-inline bool keeps_record_after_completion(const Op &op) { return op.persistent && op.stage == Stage::stuck; }
 /// MPI_Testall semantics: *flag = 1 once every live request completed; requests with a dead peer are then
 /// completed per policy as well. With *flag = 0 no request handle changes (dead receives may have been
 /// cancelled already: ops[i].stage records it, and the caller keeps the records).
@@ -143,10 +132,29 @@ int apply_policy(const Op &op, MPI_Status *status);
 void track(MPI_Request req, const Op &op);
 std::optional<Op> lookup(MPI_Request req);
 std::optional<Op> untrack(MPI_Request req);
-/// Persistent requests (MPI_Send_init & co.) as made: what each MPI_Start of the handle posts.
-void track_persistent(MPI_Request req, const Op &op);
-std::optional<Op> lookup_persistent(MPI_Request req);
-void untrack_persistent(MPI_Request req);
+/// A persistent request (MPI_Send_init & co.) as cohort keeps it. The program's handle is the request that
+/// MPI's own init call made; cohort never starts it, so MPI never completes, fails or frees it (under ULFM,
+/// Open MPI 5 frees a persistent request that it fails for a dead peer). Each MPI_Start posts a fresh
+/// nonblocking operation (post_send with `isend`, or post_recv) recorded like an MPI_Isend's/MPI_Irecv's;
+/// the wait and test calls complete that operation in place of the handle (dead-peer policies included),
+/// after which the handle is inactive again. `type` is a duplicate of a derived datatype (freed with the
+/// record), so the program may free its own after the init call, as MPI allows.
+struct Persistent {
+  Op op;  ///< what each start posts (op.dir send or recv; never MPI_PROC_NULL: MPI's own request runs then)
+  void *buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  bool own_type = false;                 ///< type is cohort's duplicate
+  IsendFn isend = nullptr;               ///< the send mode (PMPI_Isend & co.); nullptr for a receive
+  MPI_Request active = MPI_REQUEST_NULL;  ///< the started operation; MPI_REQUEST_NULL while inactive
+};
+/// The table of Persistent records, keyed by the program's handle. Thread-safety as the request table's.
+void track_persistent(MPI_Request req, const Persistent &p);
+std::optional<Persistent> lookup_persistent(MPI_Request req);
+std::optional<Persistent> untrack_persistent(MPI_Request req);
+/// True once any persistent request is recorded (one relaxed load): the wait and test wrappers look up
+/// handles in the persistent table only then.
+bool any_persistent();
 /// Messages matched by MPI_Mprobe/MPI_Improbe: who sent them, for MPI_Mrecv/MPI_Imrecv.
 void track_message(MPI_Message msg, const Op &op);
 std::optional<Op> untrack_message(MPI_Message msg);

@@ -31,6 +31,7 @@
 
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
+#include "repair/repair.hpp"
 #include "topology/cartesian.hpp"
 #include "wrap/calls.h"
 #include "wrap/comm.hpp"
@@ -192,11 +193,20 @@ int neighbour_exchange(MPI_Comm comm, Alias &a, Topology &t, CallId id, Function
       Watch watch{[&] { return a.known_failed(peer); }};
       switch (wait(&reqs[i], MPI_STATUS_IGNORE, watch, &error)) {
         case WaitResult::completed: break;
-        case WaitResult::failed: rc = error; break;
+        case WaitResult::failed:
+          // NOTE: under the ulfm backend MPI fails a request whose peer died: that peer's block is missing,
+          // as when the watch sees the death first.
+          if (repair::error_kind(error) != repair::ErrorKind::proc_failed) rc = error;
+          if (reqs[i] != MPI_REQUEST_NULL && rc == MPI_SUCCESS) PMPI_Request_free(&reqs[i]);
+          break;
         case WaitResult::broken:
         case WaitResult::revoked:
           if (receive) {  // withdrawn; a block that arrived before the death still completes it
-            PMPI_Cancel(&reqs[i]);
+            // NOTE: under the ulfm backend MPI may have failed it already, and Open MPI 5 then refuses to
+            // cancel it (MPI_ERR_REQUEST): only a receive still pending is cancelled.
+            int done = 0;
+            PMPI_Request_get_status(reqs[i], &done, MPI_STATUS_IGNORE);
+            if (!done) PMPI_Cancel(&reqs[i]);
             PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
           } else {  // NOTE: MPI cancels no send to a dead rank: abandoned, the duplicate is never freed
             t.abandoned = true;

@@ -378,7 +378,8 @@ void self_and_null(Ctx &c) {
 // Persistent requests around the ring: Recv_init/Send_init made once, three rounds of Startall+Waitall
 // and two of Start+Wait/Test with fresh data; the other send modes' inits (Ssend, Bsend, Rsend: its
 // receive started and a barrier passed first); Wait, Test and Request_get_status on inactive requests
-// complete at once with an empty status; then Request_free.
+// complete at once with an empty status; then Request_free. Last, a derived datatype freed right after the
+// inits (MPI keeps it for the requests; so does cohort, with its duplicate).
 void persistent(Ctx &c) {
   const int n = 1000;  // 4000 B
   std::vector<int> out(n), in(n, -1);
@@ -442,6 +443,23 @@ void persistent(Ctx &c) {
   void *detached;
   int bytes;
   PMPI_Buffer_detach(&detached, &bytes);
+  // A derived datatype freed right after the inits (MPI keeps it for the requests): two rounds.
+  MPI_Datatype pair;
+  PMPI_Type_contiguous(2, MPI_INT, &pair);
+  PMPI_Type_commit(&pair);
+  CHECK(c.api.recv_init(in.data(), n / 2, pair, c.left, 104, c.comm, &r[0]) == MPI_SUCCESS &&
+            c.api.send_init(out.data(), n / 2, pair, c.right, 104, c.comm, &r[1]) == MPI_SUCCESS,
+        "inits of a derived datatype");
+  PMPI_Type_free(&pair);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<int> p = pattern(c.rank + round, 104, n);
+    std::copy(p.begin(), p.end(), out.begin());
+    std::fill(in.begin(), in.end(), -1);
+    CHECK(c.api.startall(2, r) == MPI_SUCCESS && c.api.waitall(2, r, st) == MPI_SUCCESS, "derived round %d", round);
+    expect_data(in, c.left + round, 104, "persistent derived datatype");
+    note_status(c.t, st[0]);
+  }
+  for (auto &q : r) CHECK(c.api.request_free(&q) == MPI_SUCCESS, "request_free derived");
 }
 
 // Matched probes: Mprobe + Mrecv of a message whose size the probe tells; Improbe (none before the

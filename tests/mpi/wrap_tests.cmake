@@ -85,9 +85,9 @@ cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_w
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 2)
 cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2)
-# ulfm_todo: under the ulfm backend Open MPI 5 reports MPI_ERR_REQUEST for the exchange's requests to the
-# rank killed inside it (the persistent-request case of p2p_tests.cmake's ulfm_todo).
-cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS ulfm_todo ENV ${_wrap_hb}
+# Under the ulfm backend Open MPI 5 fails the exchange's requests to the killed rank itself, and refuses to
+# cancel a receive it failed (issue 13): wrap/topology.cpp takes both as that peer's missing block.
+cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=neighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1)
 cohort_mpi_test(wrap.neighbor.graph_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=dist_graph_create_adjacent.posted COMMAND $<TARGET_FILE:wrap_neighbor> graph_during)

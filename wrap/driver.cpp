@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <unordered_map>
 
@@ -56,6 +58,16 @@ bool Substitute::any_member_failed() const {
 }
 
 Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world) : handle_(comm) {
+  {
+    // NOTE: members register the aliases over the same members in the same order (the creating calls are
+    // collective over them), so the ordinal agrees.
+    static std::mutex mu;
+    static std::map<std::vector<int>, std::uint64_t> made;
+    std::lock_guard<std::mutex> lock(mu);
+    std::uint64_t h = 1469598103934665603ULL;
+    for (int w : alias_to_world) h = (h ^ static_cast<std::uint32_t>(w)) * 1099511628211ULL;
+    lineage_ = (h ^ ++made[alias_to_world]) * 1099511628211ULL;
+  }
   auto sub = std::make_unique<Substitute>();
   sub->comm = comm;
   sub->map = RankMap(std::move(alias_to_world));

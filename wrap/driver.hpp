@@ -154,6 +154,11 @@ class Alias {
   /// The number next_call() will give (without taking it).
   unsigned long long peek_call() const { return calls_; }
 
+  /// The same number on every member and different for every alias a member has made so far (FNV-1a of
+  /// the members' MPI_COMM_WORLD ranks and how many aliases over those members this rank made before):
+  /// names what belongs to this alias in a place all members share, such as a file's shared-pointer side file.
+  std::uint64_t lineage() const { return lineage_; }
+
   /// The window of unconfirmed collectives (wrap/deferred.hpp), made at first use. Thread-safe.
   deferred::State &deferred_state();
   bool has_deferred_state() const { return has_deferred_.load(std::memory_order_acquire); }
@@ -164,6 +169,7 @@ class Alias {
 
  private:
   MPI_Comm handle_;
+  std::uint64_t lineage_ = 0;
   unsigned long long calls_ = 0;
   std::atomic<const Substitute *> current_;
   std::mutex mu_;                                     // guards history_

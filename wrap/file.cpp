@@ -16,8 +16,8 @@
 //   - set_size, preallocate and the deletion of MPI_MODE_DELETE_ON_CLOSE files: done by substitute rank 0
 //     only, whose error class is broadcast; if it dies first, the survivors retry and the next rank 0 does
 //     it (both are idempotent);
-//   - the shared file pointer lives in a side file next to the data file ("<dir>/.<name>.cohort-shfp",
-//     created at open and removed at close by the lowest survivor), read-modify-written under an fcntl
+//   - the shared file pointer lives in a side file next to the data file ("<dir>/.<name>.cohort-shfp/<id>",
+//     one per open, created at open and removed at close by the lowest survivor), read-modify-written under an fcntl
 //     write lock (wrap/shared_pointer.hpp, as ROMIO's hidden shared-pointer file): the independent calls
 //     (read/write_shared, iread/iwrite_shared) move it with no communication; the ordered calls
 //     (read/write_ordered) sum the survivors' counts with an Allgather, then the lowest survivor moves it
@@ -32,9 +32,12 @@
 // serialised by the program).
 #include <mpi.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -145,8 +148,10 @@ long long etypes_of(MPI_File fh, int count, MPI_Datatype type) {
 
 // ---- the shared file pointer's side file (wrap/shared_pointer.hpp) ----
 
-// "<dir>/.<name>.cohort-shfp" for the program's file name (a ROMIO "ufs:"-style prefix dropped).
-std::string side_path(const std::string &name) {
+// The side files of the program's file name live in "<dir>/.<name>.cohort-shfp/" (a ROMIO "ufs:"-style
+// prefix dropped), one per open, named by the open (the alias's lineage and its number of opens so far: the same on
+// every member), so that the same file opened on two communicators has two shared pointers, as in MPI.
+std::string side_dir(const std::string &name) {
   std::string path = name;
   std::size_t colon = path.find(':'), slash = path.find('/');
   if (colon != std::string::npos && colon > 1 && (slash == std::string::npos || colon < slash))
@@ -156,10 +161,29 @@ std::string side_path(const std::string &name) {
   return path.substr(0, base) + "." + path.substr(base) + ".cohort-shfp";
 }
 
+std::string side_path(const std::string &name, const Alias &alias) {
+  static std::mutex mu;
+  static std::unordered_map<std::uint64_t, unsigned long long> opens;  // by lineage: MPI_File_open is collective
+  unsigned long long n = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    n = ++opens[alias.lineage()];
+  }
+  char id[48];
+  std::snprintf(id, sizeof id, "/%016llx.%llu", static_cast<unsigned long long>(alias.lineage()), n);
+  return side_dir(name) + id;
+}
+
 // Creates (or re-creates: a retry after a dead rank 0, or a stale one) the side file with the pointer at 0.
 // Returns the descriptor or -errno.
-int create_side(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+int create_side(const std::string &dir, const std::string &path) {
+  int fd = -1;
+  // NOTE: twice: the close of another open of the same file may remove the directory in between.
+  for (int tries = 0; tries < 2 && fd < 0; ++tries) {
+    if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) return -errno;
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != ENOENT) break;
+  }
   if (fd < 0) return -errno;
   unsigned char b[shfp::kBytes];
   shfp::encode(shfp::State{}, b);
@@ -281,11 +305,11 @@ extern "C" int __wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amo
   rec.alias = a;
   rec.name = filename;
   rec.delete_on_close = (amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
-  rec.side = side_path(rec.name);
+  rec.side = side_path(rec.name, *a);
   int rc = run_on_first(*a, CallId::MPI_File_open, [&](int attempt) {
     // NOTE: a retry means a dead rank 0 may have created the file already: EXCL would then fail.
     int r = PMPI_File_open(MPI_COMM_SELF, filename, attempt > 0 ? mode & ~MPI_MODE_EXCL : mode, info, &mine);
-    if (r == MPI_SUCCESS) rec.side_fd = create_side(rec.side);
+    if (r == MPI_SUCCESS) rec.side_fd = create_side(side_dir(rec.name), rec.side);
     return r;
   });
   if (rc == MPI_SUCCESS && mine == MPI_FILE_NULL) {
@@ -334,6 +358,7 @@ extern "C" int __wrap_MPI_File_close(MPI_File *fh) {
   if (del == MPI_SUCCESS) {
     del = run_on_first(*rec.alias, CallId::MPI_File_close, [&](int attempt) {
       ::unlink(rec.side.c_str());  // (already gone if a dead rank 0 removed it, or never created)
+      ::rmdir(side_dir(rec.name).c_str());  // (fails while another open of the file has its side file there)
       if (!rec.delete_on_close) return MPI_SUCCESS;
       int r = PMPI_File_delete(rec.name.c_str(), MPI_INFO_NULL);
       // NOTE: a dead rank 0 may have deleted it already.

@@ -9,8 +9,11 @@
  *       the independent shared-pointer calls (write_shared, iwrite_shared, read_shared, iread_shared) mixed
  *       with write_ordered, read_ordered and seek_shared, on cohort's file and on a raw one: each record read
  *       and written exactly once, the same shared pointer after each phase, the same bytes.
+ *   file_faults PATH shared_two_opens
+ *       the same file opened on MPI_COMM_WORLD and on a duplicate at once has two shared pointers, as in
+ *       MPI: write_shared on one moves only its own.
  *   file_faults PATH side_blocked
- *       the shared pointer's side file cannot be created (a directory stands in its place): the open
+ *       the shared pointer's side file cannot be created (a file stands where its directory goes): the open
  *       succeeds, MPI_File_write_shared stops the job with one line naming the rank, the call and the file.
  *   file_faults PATH CALL STEP...
  *     CALL   write_at_all | write_all | write_ordered | set_size | write_shared | iwrite_shared | mixed |
@@ -310,6 +313,31 @@ static void shared_equiv(const char *path) {
             (long long)pa[5]);
 }
 
+static void shared_two_opens(const char *path) {
+  MPI_Comm dup;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_File a = open_fresh(path, MPI_COMM_WORLD, 0), b;
+  CHECK(MPI_File_open(dup, path, MPI_MODE_RDWR, MPI_INFO_NULL, &b) == MPI_SUCCESS, "second open failed");
+  unsigned char rec[REC];
+  MPI_Status st;
+  record(0, rank, rec);
+  CHECK(MPI_File_write_shared(a, rec, REC, MPI_BYTE, &st) == MPI_SUCCESS, "write_shared on the first handle");
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Offset pa = shared_pos(MPI_COMM_WORLD, a), pb = shared_pos(dup, b);
+  CHECK(pa == size * REC && pb == 0, "shared pointers %lld and %lld, expected %d and 0", (long long)pa, (long long)pb,
+        size * REC);
+  record(1, rank, rec);
+  CHECK(MPI_File_write_ordered(b, rec, REC, MPI_BYTE, &st) == MPI_SUCCESS, "write_ordered on the second handle");
+  pa = shared_pos(MPI_COMM_WORLD, a);
+  pb = shared_pos(dup, b);
+  CHECK(pa == size * REC && pb == size * REC, "after write_ordered: %lld and %lld, expected %d and %d", (long long)pa,
+        (long long)pb, size * REC, size * REC);
+  MPI_File_close(&b);
+  MPI_File_close(&a);
+  MPI_Comm_free(&dup);
+  TEST_PASS("two opens of one file, two shared pointers (%lld, %lld)", (long long)pa, (long long)pb);
+}
+
 /* ---- faults ---- */
 static int alive_through(int s, int r) { return !((dead_at[s] >> r) & 1) && !((may_at[s] >> r) & 1); }
 static int dead_before(int s, int r) { return (dead_at[s] >> r) & 1; }
@@ -476,12 +504,18 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 0;
   }
+  if (!strcmp(call, "shared_two_opens")) {
+    shared_two_opens(path);
+    MPI_Finalize();
+    return 0;
+  }
   if (!strcmp(call, "side_blocked")) {
     char side[1100];
     const char *slash = strrchr(path, '/');
     snprintf(side, sizeof side, "%.*s.%s.cohort-shfp", slash ? (int)(slash - path + 1) : 0, path,
              slash ? slash + 1 : path);
-    if (rank == 0) mkdir(side, 0755);
+    if (rank == 0) rmdir(side); /* (left by an earlier run that got further) */
+    if (rank == 0) close(open(side, O_WRONLY | O_CREAT | O_TRUNC, 0644)); /* a file where the side files' directory goes */
     MPI_File fh = open_fresh(path, MPI_COMM_WORLD, 0);
     unsigned char rec[REC] = {0};
     MPI_Status st;

@@ -27,13 +27,14 @@ cohort_mpi_test(file.fault.set_size.first_dead PART file NP 4 TIMEOUT 60 PASS 3
 # MPI-IO (their kills are in the loop above); write_shared alternating with write_ordered, with a rank killed
 # before the second step and another inside its third write_shared.
 cohort_mpi_test(file.shared_equiv_4 PART file NP 4 TIMEOUT 90 PASS 4 COMMAND ${_ff} ${_files}/sh_equiv_4.dat shared_equiv)
+cohort_mpi_test(file.shared_two_opens PART file NP 3 TIMEOUT 60 PASS 3 COMMAND ${_ff} ${_files}/sh_two_opens.dat shared_two_opens)
 cohort_mpi_test(file.shared_equiv_3 PART file NP 3 TIMEOUT 90 PASS 3 COMMAND ${_ff} ${_files}/sh_equiv_3.dat shared_equiv)
 cohort_mpi_test(file.fault.mixed.before_then_during PART file NP 4 TIMEOUT 60 PASS 2
   ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=1,at=file_write_shared.posted,hit=3
   COMMAND ${_ff} ${_files}/mixed_bd.dat mixed none before:2 none none during:1 none)
-# A side file that cannot be created (a directory in its place): one line, the job stops, no hang.
+# A side file that cannot be created (a file where its directory goes): one line, the job stops, no hang.
 cohort_mpi_test(file.shared_side_file_error PART file NP 2 TIMEOUT 60 EXIT 1 PASS 0
-  EXPECT "cohort\\[rank [01]\\] error: MPI_File_write_shared: cannot open the shared file pointer's side file .*side_blocked.dat.cohort-shfp: Is a directory$"
+  EXPECT "cohort\\[rank [01]\\] error: MPI_File_write_shared: cannot open the shared file pointer's side file .*side_blocked.dat.cohort-shfp/[0-9a-f]+\\.1: Not a directory$"
   COMMAND ${_ff} ${_files}/side_blocked.dat side_blocked)
 if(COHORT_BUILD_EXAMPLES)
   # --- examples: checkpoint, 40 steps, a checkpoint every 5 (8 records per rank), fault-free and with rank 2

@@ -174,6 +174,19 @@ Alias *find_alias(MPI_Comm comm) {
 Alias *register_alias(MPI_Comm comm) {
   auto a = std::make_unique<Alias>(comm, ranks_in(comm, MPI_COMM_WORLD));
   Alias *p = a.get();
+#if defined(COHORT_USE_ULFM)
+  // NOTE: under ULFM, collectives run on a private substitute from the start, as world's do (see
+  // register_world), never on the program's communicator: on a 2x2 Cartesian grid whose Allreduce was
+  // repaired on the grid itself (ULFM failed its libnbc request, then agree/shrink on the grid), the
+  // survivors hung right after: one in the Allreduce, the others in the next halo exchange on the grid,
+  // waiting for it (issue 13). Costs one MPIX_Comm_shrink per communicator the program creates.
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (!inter && a->shrink(a->current(), "communicator creation") != MPI_SUCCESS) {
+    log::fatal(1, "communicator creation (MPI_Comm_dup/split/create, MPI_Cart_create ...): cannot create its "
+                  "substitute communicator");
+  }
+#endif
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_registry[comm] = std::move(a);
   return p;

@@ -212,15 +212,11 @@ cohort_mpi_test(examples.stencil2d_one_killed PART examples NP 4 TIMEOUT 60
   EXPECT "^iteration 100: residual [0-9.]+e-0[0-9]$" "^survivors: 3 of 4 ranks$"
   COMMAND $<TARGET_FILE:stencil2d> 64 100)
 cohort_mpi_test(examples.stencil2d_fault_free_exact PART examples NP 4 TIMEOUT 60 PASS 4 COMMAND ${_st} 40 60)
-# ulfm_todo: hangs under the ulfm backend on this machine (passed in CI before): the rank dies right after
-# an MPI_Allreduce; a survivor that sees ULFM's error repairs that call while the others, past it, wait in
-# their halo exchange (README, "Transparent mode": survivors one call apart).
-cohort_mpi_test(examples.stencil2d_killed_before PART examples NP 4 TIMEOUT 60 PASS 3 LABELS ulfm_todo
+cohort_mpi_test(examples.stencil2d_killed_before PART examples NP 4 TIMEOUT 60 PASS 3
   ENV ${_st_env} COMMAND ${_st} 40 60 before:2@20)
 cohort_mpi_test(examples.stencil2d_killed_during PART examples NP 4 TIMEOUT 60 PASS 3
   ENV ${_st_env} COHORT_INJECT_FAILURE=rank=1,at=allreduce.posted,hit=31 COMMAND ${_st} 40 60 during:1@30)
-# ulfm_todo: hangs under the ulfm backend (a second death while libnbc reports the first, error 75).
-cohort_mpi_test(examples.stencil2d_two_killed PART examples NP 4 TIMEOUT 60 PASS 2 LABELS ulfm_todo
+cohort_mpi_test(examples.stencil2d_two_killed PART examples NP 4 TIMEOUT 60 PASS 2
   ENV ${_st_env} COHORT_INJECT_FAILURE=rank=1,at=allreduce.posted,hit=31 COMMAND ${_st} 40 60 before:2@10 during:1@30)
 endif()
 

@@ -53,6 +53,14 @@ inline std::vector<int> world_ranks_of_group(MPI_Group group) {
   return out;
 }
 
+/// FNV-1a (64 bits) of a list of ranks, in order: the same value on every process that holds the same list
+/// (no pointers, no seed). Names things that belong to a set of ranks (a group's creation, an alias).
+inline std::uint64_t ranks_fingerprint(const std::vector<int> &ranks) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (int r : ranks) h = (h ^ static_cast<std::uint32_t>(r)) * 1099511628211ULL;
+  return h;
+}
+
 /// This rank's position in world (group order), or -1 with one line logged naming `call` if it is not a
 /// member.
 inline int member_position(const std::vector<int> &world, const char *call) {

@@ -134,11 +134,9 @@ int group_create(MPI_Group group, int tag, MPI_Comm *newcomm, std::vector<int> *
   std::vector<int> world = world_ranks_of_group(group);
   if (member_position(world, call) < 0) return MPI_ERR_GROUP;
   std::uint64_t number = next_call(world, tag);
-  // The creation's name: the tag and the members (FNV-1a), so that concurrent calls over other groups or
-  // tags never meet; create_once adds the call number and the members left out.
-  std::uint64_t h = 1469598103934665603ULL;
-  for (int w : world) h = (h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(w))) * 1099511628211ULL;
-  std::string tag_name = "group." + std::to_string(tag) + "." + std::to_string(h);
+  // The creation's name: the tag and the members, so that concurrent calls over other groups or tags never
+  // meet; create_once adds the call number and the members left out.
+  std::string tag_name = "group." + std::to_string(tag) + "." + std::to_string(ranks_fingerprint(world));
   int rc = MPI_ERR_OTHER, errors = 0;
   MPI_Comm made = MPI_COMM_NULL;
   std::vector<int> live;

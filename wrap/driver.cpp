@@ -12,6 +12,7 @@
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
+#include "repair/group.hpp"
 #include "repair/repair.hpp"
 #include "wrap/collective_op.hpp"
 #include "wrap/deferred.hpp"
@@ -64,9 +65,8 @@ Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world) : handle_(comm) {
     static std::mutex mu;
     static std::map<std::vector<int>, std::uint64_t> made;
     std::lock_guard<std::mutex> lock(mu);
-    std::uint64_t h = 1469598103934665603ULL;
-    for (int w : alias_to_world) h = (h ^ static_cast<std::uint32_t>(w)) * 1099511628211ULL;
-    lineage_ = (h ^ ++made[alias_to_world]) * 1099511628211ULL;
+    // (one more FNV-1a step, with the ordinal)
+    lineage_ = (repair::ranks_fingerprint(alias_to_world) ^ ++made[alias_to_world]) * 1099511628211ULL;
   }
   auto sub = std::make_unique<Substitute>();
   sub->comm = comm;

@@ -50,24 +50,28 @@ class PersistentView {
     for (int i = 0; i < n; ++i) {
       auto rec = reqs[i] == MPI_REQUEST_NULL ? std::nullopt : p2p::lookup_persistent(reqs[i]);
       if (!rec) continue;
-      swapped_.emplace_back(i, reqs[i]);
+      swapped_.push_back(Swapped{i, reqs[i], *rec});
       reqs[i] = rec->active;
     }
   }
   PersistentView(const PersistentView &) = delete;
   PersistentView &operator=(const PersistentView &) = delete;
   ~PersistentView() {
-    for (const auto &[i, handle] : swapped_) {
-      auto rec = p2p::lookup_persistent(handle);
-      rec->active = reqs_[i];
-      p2p::track_persistent(handle, *rec);
-      reqs_[i] = handle;
+    for (Swapped &s : swapped_) {
+      s.rec.active = reqs_[s.index];
+      reqs_[s.index] = s.handle;
+      p2p::track_persistent(s.handle, s.rec);
     }
   }
 
  private:
+  struct Swapped {
+    int index;
+    MPI_Request handle;  // the program's
+    p2p::Persistent rec;
+  };
   MPI_Request *reqs_;
-  std::vector<std::pair<int, MPI_Request>> swapped_;
+  std::vector<Swapped> swapped_;
 };
 
 // Records of the requests reqs[0..n) (Dir::none for those cohort did not start), for a call named `call`.

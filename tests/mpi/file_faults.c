@@ -49,6 +49,12 @@
 static int rank, size;
 static unsigned dead = 0, may_at[MAXSTEPS], dead_at[MAXSTEPS];
 
+/* cohort's directory of PATH's shared-pointer side files, "<dir>/.<name>.cohort-shfp" (README, wrap/file.cpp) */
+static void side_dir(const char *path, char *out, size_t n) {
+  const char *slash = strrchr(path, '/');
+  snprintf(out, n, "%.*s.%s.cohort-shfp", slash ? (int)(slash - path + 1) : 0, path, slash ? slash + 1 : path);
+}
+
 static void record(int s, int r, unsigned char *out) {
   for (int j = 0; j < REC; ++j) out[j] = (unsigned char)((s * 31 + r * 7 + j) % 251 + 1);
 }
@@ -303,8 +309,7 @@ static void shared_equiv(const char *path) {
   CHECK(na == nb && na == 3 * size * REC, "file sizes %lld and %lld", (long long)na, (long long)nb);
   CHECK(!memcmp(ba + 2 * size * REC, bb + 2 * size * REC, (size_t)size * REC), "write_ordered's bytes differ");
   char side[1100];
-  const char *slash = strrchr(path, '/');
-  snprintf(side, sizeof side, "%.*s.%s.cohort-shfp", slash ? (int)(slash - path + 1) : 0, path, slash ? slash + 1 : path);
+  side_dir(path, side, sizeof side);
   CHECK(access(side, F_OK) != 0, "%s still exists after the close", side);
   free(ba);
   free(bb);
@@ -511,9 +516,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(call, "side_blocked")) {
     char side[1100];
-    const char *slash = strrchr(path, '/');
-    snprintf(side, sizeof side, "%.*s.%s.cohort-shfp", slash ? (int)(slash - path + 1) : 0, path,
-             slash ? slash + 1 : path);
+    side_dir(path, side, sizeof side);
     if (rank == 0) rmdir(side); /* (left by an earlier run that got further) */
     if (rank == 0) close(open(side, O_WRONLY | O_CREAT | O_TRUNC, 0644)); /* a file where the side files' directory goes */
     MPI_File fh = open_fresh(path, MPI_COMM_WORLD, 0);

@@ -34,7 +34,7 @@ static long value(int s, int r) { return s * 1000L + r + 1; }
 static void sequence(MPI_Comm comm, long *out, int nout) {
   long *a = NULL, *b = NULL;
   MPI_Win wa, wb;
-  int n = 4 * size;
+  int n = 6 * size;
   CHECK(MPI_Win_allocate(n * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, comm, &a, &wa) == MPI_SUCCESS,
         "Win_allocate");
   CHECK(MPI_Alloc_mem(n * (MPI_Aint)sizeof(long), MPI_INFO_NULL, &b) == MPI_SUCCESS, "Alloc_mem");
@@ -53,6 +53,13 @@ static void sequence(MPI_Comm comm, long *out, int nout) {
     MPI_Put(&v, 1, MPI_LONG, t, rank, 1, MPI_LONG, wa);
     MPI_Accumulate(&v, 1, MPI_LONG, t, size, 1, MPI_LONG, MPI_SUM, wa);
   }
+  /* a derived datatype freed before the fence that completes the put (cohort issues it at once) */
+  MPI_Datatype one_long;
+  MPI_Type_contiguous(1, MPI_LONG, &one_long);
+  MPI_Type_commit(&one_long);
+  long dv = 50 + rank;
+  MPI_Put(&dv, 1, one_long, (rank + 1) % size, 4 * size + rank, 1, one_long, wa);
+  MPI_Type_free(&one_long);
   MPI_Win_fence(0, wa);
   MPI_Get(&got, 1, MPI_LONG, (rank + 1) % size, (rank + 2) % size, 1, MPI_LONG, wa);
   MPI_Win_fence(MPI_MODE_NOSUCCEED, wa);
@@ -73,6 +80,15 @@ static void sequence(MPI_Comm comm, long *out, int nout) {
   long rv = 7 * rank + 1, rg = -1;
   MPI_Rput(&rv, 1, MPI_LONG, (rank + 1) % size, 3 * size + rank, 1, MPI_LONG, wb, &rq[0]);
   MPI_Win_flush_all(wb);
+  /* origin buffers reused after a local flush (cohort defers puts to the next synchronisation) */
+  long lp = 1000 + rank, lq = 2000 + rank;
+  MPI_Put(&lp, 1, MPI_LONG, next, 4 * size + rank, 1, MPI_LONG, wb);
+  MPI_Win_flush_local(next, wb);
+  lp = -1;
+  MPI_Put(&lq, 1, MPI_LONG, next, 5 * size + rank, 1, MPI_LONG, wb);
+  MPI_Win_flush_local_all(wb);
+  lq = -1;
+  MPI_Win_flush(next, wb);
   MPI_Rget(&rg, 1, MPI_LONG, (rank + 1) % size, 3 * size + rank, 1, MPI_LONG, wb, &rq[1]);
   MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
   MPI_Win_unlock_all(wb);
@@ -85,6 +101,7 @@ static void sequence(MPI_Comm comm, long *out, int nout) {
   out[k++] = got;
   out[k++] = ga;
   out[k++] = rg;
+  CHECK(lp == -1 && lq == -1, "origin buffers");
   CHECK(fetched == 0 && swapped == 0, "Fetch_and_op fetched %ld, Compare_and_swap found %ld", fetched, swapped);
   MPI_Win_free(&wa);
   MPI_Win_free(&wb);
@@ -101,6 +118,10 @@ static void equiv(void) {
   sequence(raw, y, 200);
   CHECK(!memcmp(x, y, sizeof x), "window contents differ from raw MPI");
   CHECK(x[size] == 10L * size + (long)size * (size - 1) / 2, "accumulated %ld", x[size]);
+  int prev = (rank + size - 1) % size, n = 6 * size;
+  CHECK(x[4 * size + prev] == 50 + prev && x[n + 4 * size + prev] == 1000 + prev && x[n + 5 * size + prev] == 2000 + prev,
+        "derived-type put %ld, flush_local puts %ld %ld", x[4 * size + prev], x[n + 4 * size + prev],
+        x[n + 5 * size + prev]);
   TEST_PASS("one-sided calls equivalent to raw MPI (%d ranks)", size);
 }
 

@@ -4,7 +4,9 @@
 # master (rank 8), COHORT_HIERARCHY=off and =4 interleaved run by run; and the fault-free MPI_Allreduce of
 # one long, off and 4, side by side. Needs `scripts/build openmpi` first.
 #
-#   bench/run_hierarchy.sh [outdir]   (default build/bench) -> hierarchy-run.csv; RUNS=7 REPS=300 by default
+#   bench/run_hierarchy.sh [outdir]   (default build/bench) -> hierarchy-run.csv; RUNS=7 REPS=300 by default;
+#                                   KINDS="free" or "kill" for one half (default both); LAUNCH_TIMEOUT=S
+#                                   seconds per launch (default 30); launches' stderr: hierarchy-launches.log
 #   HOSTS=4 bench/run_hierarchy.sh [outdir]   the same on 4 namespace hosts of scripts/cohort-hosts (needs
 #                                   root), 4 ranks a host (ranks 0-3 on h1, ...: the K = 4 groups are the
 #                                   hosts; 8 dies on h3, 13 on h4) -> hierarchy-hosts.csv
@@ -15,6 +17,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/build/bench}
 runs=${RUNS:-7}
 reps=${REPS:-300}
+limit=${LAUNCH_TIMEOUT:-30}  # seconds per launch
 np=16
 k=4
 bin=$root/build/openmpi/bench/hierarchy_bench
@@ -39,12 +42,14 @@ echo "kind,hierarchy,np,what,value1,value2,value3" >"$csv"
 launch() {  # launch <hierarchy> args...
   local h=$1
   shift
-  COHORT_HIERARCHY=$h COHORT_HB_PERIOD_MS=$period COHORT_HB_TIMEOUT_MS=$timeout_ms flock /tmp/cohort-ranks.lock timeout 40 \
-    "$root/scripts/cohort-run" --mpi openmpi --timeout 30 "${where[@]}" -n "$np" -- "$bin" "$@" 2>/dev/null | grep '^csv,' || true
+  COHORT_HIERARCHY=$h COHORT_HB_PERIOD_MS=$period COHORT_HB_TIMEOUT_MS=$timeout_ms flock /tmp/cohort-ranks.lock timeout $((limit + 10)) \
+    "$root/scripts/cohort-run" --mpi openmpi --timeout "$limit" "${where[@]}" -n "$np" -- "$bin" "$@" 2>>"$out/hierarchy-launches.log" | grep '^csv,' || true
 }
+kinds=${KINDS:-free kill}
 for run in $(seq "$runs"); do
   for h in off $k; do
-    launch "$h" free "$reps" | sed "s/^csv,free,/free,$h,/" >>"$csv"
+    case " $kinds " in *" free "*) launch "$h" free "$reps" | sed "s/^csv,free,/free,$h,/" >>"$csv" ;; esac
+    case " $kinds " in *" kill "*) ;; *) continue ;; esac
     for v in 13 8; do
       # the slowest survivor of the run: kill,<h>,<np>,<victim>,<ms>,<local repairs>,<POV repairs> (of that rank)
       launch "$h" kill "$v" | sed "s/^csv,kill,//" | sort -t, -k3,3g | tail -1 | sed "s/^/kill,$h,/" >>"$csv"

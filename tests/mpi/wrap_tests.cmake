@@ -187,8 +187,8 @@ cohort_mpi_test(examples.montecarlo_pi_one_killed PART examples NP 4 TIMEOUT 60
 # --- examples: histogram (Alltoall, Alltoallv, Gatherv), fault-free and with rank 2 killed mid-run: the
 # last round must equal the live ranks' values in the live owners' bins, redrawn at rank 0 ---
 # NOTE: the killed run sends ~4 KB per destination. With ~100 KB ones MPICH's UCX moved them by CMA
-# (process_vm_readv) and aborted the survivor reading from the dead rank ("No such process"); cohort-run
-# now launches MPICH with UCX_TLS=^cma for that reason (README, "Demos").
+# (process_vm_readv) and aborted the survivor reading from the dead rank ("No such process"), outside
+# cohort's reach; UCX_TLS=^cma avoided it (README, "Known limits").
 cohort_mpi_test(examples.histogram PART examples NP 4 TIMEOUT 60
   EXPECT "^last round: exact \\(values of 4 of 4 ranks\\)$" "^survivors: 4 of 4 ranks$"
   COMMAND $<TARGET_FILE:histogram> 10 50000)

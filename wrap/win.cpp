@@ -40,6 +40,8 @@
 // Thread-safety: the registry is thread-safe; calls on one window follow MPI's rules.
 #include <mpi.h>
 
+#include <time.h>
+
 #include <cstdio>
 #include <atomic>
 #include <functional>
@@ -84,6 +86,7 @@ struct WinRecord {
   bool lock_all = false;              // the program's MPI_Win_lock_all is held on win
   bool left_to_mpi = false;           // a guarded call on win was abandoned: never free it
   std::set<int> locked;               // the program's locked targets (ranks of its communicator)
+  MPI_Errhandler program_eh = MPI_ERRHANDLER_NULL;  // the window's handler at creation (cohort's is ERRORS_RETURN)
   std::vector<WinStep> pending;          // RMA operations deferred to the epoch's next synchronisation
   std::set<int> dirty;                // targets (program ranks) sent operations since their last flush
 };
@@ -128,12 +131,40 @@ struct Batch {
   MPI_Win win = MPI_WIN_NULL;
   std::vector<WinStep> steps;
   std::atomic<std::size_t> at{0};  // the step the helper runs now (steps.size(): all done)
+  std::mutex mu;
+  std::vector<std::pair<std::size_t, int>> errors;  // (step, MPI's code); guarded by mu
 };
 
 bool member_dead(const WinRecord &w) {
   for (int r = 0; r < w.made_on->map.alias_size(); ++r)
     if (w.made_on->map.to_sub(r) >= 0 && w.alias->known_failed(r)) return true;
   return false;
+}
+
+// A step's MPI error. Without CMA (cohort-run's default for MPICH), UCX fails an operation or a flush
+// whose target died instead of waiting for it: that is the target's death, not the program's error, and
+// is dropped once the target is known dead (waiting up to kErrorGraceMs for the detector to say so).
+// Otherwise the program's error: the window's handler from its creation is called (MPI_ERRORS_ARE_FATAL
+// by default) and the code returned.
+constexpr int kErrorGraceMs = 200;
+
+int step_error(WinRecord &w, const WinStep &s, int rc) {
+  auto dead = [&] { return s.every_member ? member_dead(w) : s.target >= 0 && w.alias->known_failed(s.target); };
+  for (int ms = 0; !dead() && ms < kErrorGraceMs; ++ms) {
+    struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  if (dead()) {
+    COHORT_LOG_INFO("window: MPI failed an operation or synchronisation (code %d): %s is dead", rc,
+                    s.every_member ? "a member" : "its target");
+    return MPI_SUCCESS;
+  }
+  if (w.program_eh != MPI_ERRHANDLER_NULL) {
+    PMPI_Win_set_errhandler(w.win, w.program_eh);
+    PMPI_Win_call_errhandler(w.win, rc);
+    PMPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN);
+  }
+  return rc;
 }
 
 // Runs `steps` in order on the helper thread, as one guarded call (one handoff for the whole batch,
@@ -149,14 +180,16 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
     b->steps = std::move(steps);
     steps.clear();
     auto job = [b] {
-      int first = MPI_SUCCESS;
       for (std::size_t i = b->at.load(); i < b->steps.size(); i = b->at.fetch_add(1) + 1) {
         const WinStep &s = b->steps[i];
         if (s.world >= 0 && detector::is_failed(s.world)) continue;
         int r = s.run(b->win);
-        if (r != MPI_SUCCESS && first == MPI_SUCCESS) first = r;
+        if (r != MPI_SUCCESS) {
+          std::lock_guard<std::mutex> lock(b->mu);
+          b->errors.emplace_back(i, r);
+        }
       }
-      return first;
+      return MPI_SUCCESS;
     };
     WinRecord *wp = &w;
     auto dead = [b, wp] {
@@ -167,8 +200,16 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
       return s.target >= 0 && wp->alias->known_failed(s.target);
     };
     bool abandoned = false;
-    int r = win::guarded(dead, job, &abandoned);
-    if (r != MPI_SUCCESS && rc == MPI_SUCCESS) rc = r;
+    win::guarded(dead, job, &abandoned);
+    std::vector<std::pair<std::size_t, int>> errors;
+    {
+      std::lock_guard<std::mutex> lock(b->mu);
+      errors = b->errors;
+    }
+    for (const auto &e : errors) {
+      int r = step_error(w, b->steps[e.first], e.second);
+      if (r != MPI_SUCCESS && rc == MPI_SUCCESS) rc = r;
+    }
     if (!abandoned) break;
     w.left_to_mpi = true;
     std::size_t stuck = b->at.load();
@@ -251,6 +292,10 @@ int make_window(WinRecord &w) {
   MPI_Win win = MPI_WIN_NULL;
   int rc = PMPI_Win_create(w.base, w.size, w.disp_unit, w.info, s.comm, &win);
   if (rc != MPI_SUCCESS) return rc;
+  // NOTE: cohort's calls on the window must see a dead target's error rather than have MPI end the job
+  // (step_error); the program's handler is called for the program's own errors.
+  PMPI_Win_get_errhandler(win, &w.program_eh);
+  PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   w.win = win;
   w.made_on = &s;
   return MPI_SUCCESS;

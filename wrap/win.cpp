@@ -390,7 +390,7 @@ bool predefined(std::initializer_list<MPI_Datatype> types) {
 // at the fence, where deaths cluster (a rank dies in its fence), an accumulate waiting inside MPI on a
 // target that died there wedged Open MPI 4.1's progress for the issuer's later flushes to live targets
 // (3 of 30 runs of win.fault.fence.before_then_during hung; 2 of 30 issued at the call, 1 of 30 before
-// batching: README, Windows).
+// batching; the rate follows the load, see README, Windows).
 // post must capture by value (it may outlive the call: win::guarded).
 template <typename F>
 int rma(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, bool deferrable, F post) {

@@ -135,26 +135,25 @@ struct Batch {
   std::vector<std::pair<std::size_t, int>> errors;  // (step, MPI's code); guarded by mu
 };
 
-bool member_dead(const WinRecord &w) {
-  for (int r = 0; r < w.made_on->map.alias_size(); ++r)
-    if (w.made_on->map.to_sub(r) >= 0 && w.alias->known_failed(r)) return true;
-  return false;
+// True when a rank that step s needs is known dead: its target, or (every_member) a member of the
+// substitute communicator w.win was made on.
+bool step_dead(const WinRecord &w, const WinStep &s) {
+  return s.every_member ? w.made_on->any_member_failed() : s.target >= 0 && w.alias->known_failed(s.target);
 }
 
-// A step's MPI error. Without CMA (cohort-run's default for MPICH), UCX fails an operation or a flush
-// whose target died instead of waiting for it: that is the target's death, not the program's error, and
-// is dropped once the target is known dead (waiting up to kErrorGraceMs for the detector to say so).
-// Otherwise the program's error: the window's handler from its creation is called (MPI_ERRORS_ARE_FATAL
-// by default) and the code returned.
+// A step's MPI error. Where MPI fails an operation or a flush whose target died instead of waiting for it
+// (ULFM's MPIX_ERR_PROC_FAILED; UCX without CMA under MPICH), that is the target's death, not the program's
+// error, and is dropped once the target is known dead (waiting up to kErrorGraceMs for the detector to say
+// so). Otherwise the program's error: the window's handler from its creation is called
+// (MPI_ERRORS_ARE_FATAL by default) and the code returned.
 constexpr int kErrorGraceMs = 200;
 
 int step_error(WinRecord &w, const WinStep &s, int rc) {
-  auto dead = [&] { return s.every_member ? member_dead(w) : s.target >= 0 && w.alias->known_failed(s.target); };
-  for (int ms = 0; !dead() && ms < kErrorGraceMs; ++ms) {
+  for (int ms = 0; !step_dead(w, s) && ms < kErrorGraceMs; ++ms) {
     struct timespec ts = {0, 1000 * 1000};
     nanosleep(&ts, nullptr);
   }
-  if (dead()) {
+  if (step_dead(w, s)) {
     COHORT_LOG_INFO("window: MPI failed an operation or synchronisation (code %d): %s is dead", rc,
                     s.every_member ? "a member" : "its target");
     return MPI_SUCCESS;
@@ -171,7 +170,8 @@ int step_error(WinRecord &w, const WinStep &s, int rc) {
 // however many operations and flushes it holds). A step whose target is known dead when its turn comes
 // is skipped; a step whose target dies while it runs is abandoned (the helper stays in MPI with it) and
 // the steps after it run again on a new helper. The step abandoned is not run again: an operation might
-// apply twice, and its target is dead. Returns the first error of a step that ran, else MPI_SUCCESS.
+// apply twice, and its target is dead. Returns the first error of a step that ran, else MPI_SUCCESS (at
+// once, with no handoff, when there are no steps).
 int run_steps(WinRecord &w, std::vector<WinStep> steps) {
   int rc = MPI_SUCCESS;
   while (!steps.empty()) {
@@ -194,10 +194,7 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
     WinRecord *wp = &w;
     auto dead = [b, wp] {
       std::size_t i = b->at.load();
-      if (i >= b->steps.size()) return false;
-      const WinStep &s = b->steps[i];
-      if (s.every_member) return member_dead(*wp);
-      return s.target >= 0 && wp->alias->known_failed(s.target);
+      return i < b->steps.size() && step_dead(*wp, b->steps[i]);
     };
     bool abandoned = false;
     win::guarded(dead, job, &abandoned);
@@ -260,20 +257,27 @@ int sync_call(WinRecord &w, int target, F call) {
   return run_steps(w, std::move(steps));
 }
 
+// The deferred operations, then flush(substitute rank, win) of each live target this rank sent operations
+// to since its last flush (w.dirty).
+template <typename F>
+std::vector<WinStep> pending_and_dirty_flushes(WinRecord &w, F flush) {
+  std::vector<WinStep> steps = take_pending(w);
+  for (int r : w.dirty) {
+    int sub = sub_target(w, r);
+    if (sub == kDeadTarget || sub == MPI_PROC_NULL) continue;
+    steps.push_back(target_step(w, r, sub, flush));
+  }
+  return steps;
+}
+
 // The deferred operations, then a flush of each live target this rank sent operations to since its last
 // flush (w.dirty), then `last` (if any): one batch. Afterwards this rank's operations are complete at
 // every live target. NOTE: a target without operations is not flushed: MPI's flush would return at once
 // there, and it is one handoff less per target.
 int complete_epoch(WinRecord &w, WinStep *last = nullptr) {
-  std::vector<WinStep> steps = take_pending(w);
-  for (int r : w.dirty) {
-    int sub = sub_target(w, r);
-    if (sub == kDeadTarget || sub == MPI_PROC_NULL) continue;
-    steps.push_back(target_step(w, r, sub, [](int s, MPI_Win win) { return PMPI_Win_flush(s, win); }));
-  }
+  std::vector<WinStep> steps = pending_and_dirty_flushes(w, [](int s, MPI_Win win) { return PMPI_Win_flush(s, win); });
   w.dirty.clear();
   if (last != nullptr) steps.push_back(std::move(*last));
-  if (steps.empty()) return MPI_SUCCESS;
   return run_steps(w, std::move(steps));
 }
 
@@ -332,10 +336,7 @@ template <typename F>
 int flush_target(WinRecord &w, int rank, bool remote, F flush) {
   if (w.pending.empty() && w.dirty.count(rank) == 0) return MPI_SUCCESS;
   int sub = sub_target(w, rank);
-  if (sub == kDeadTarget || sub == MPI_PROC_NULL) {
-    std::vector<WinStep> steps = take_pending(w);
-    return steps.empty() ? MPI_SUCCESS : run_steps(w, std::move(steps));
-  }
+  if (sub == kDeadTarget || sub == MPI_PROC_NULL) return run_steps(w, take_pending(w));
   if (remote) w.dirty.erase(rank);
   return sync_call(w, rank, [flush, sub](MPI_Win s) { return flush(sub, s); });
 }
@@ -564,13 +565,7 @@ extern "C" int __wrap_MPI_Win_flush_local(int rank, MPI_Win win) {
 extern "C" int __wrap_MPI_Win_flush_local_all(MPI_Win win) {
   count_call(CallId::MPI_Win_flush_local_all);
   COHORT_WIN_OR_PASS(PMPI_Win_flush_local_all(win))
-  std::vector<WinStep> steps = take_pending(*w);
-  for (int r : w->dirty) {
-    int sub = sub_target(*w, r);
-    if (sub == kDeadTarget || sub == MPI_PROC_NULL) continue;
-    steps.push_back(target_step(*w, r, sub, [](int s, MPI_Win x) { return PMPI_Win_flush_local(s, x); }));
-  }
-  return steps.empty() ? MPI_SUCCESS : run_steps(*w, std::move(steps));
+  return run_steps(*w, pending_and_dirty_flushes(*w, [](int s, MPI_Win x) { return PMPI_Win_flush_local(s, x); }));
 }
 
 extern "C" int __wrap_MPI_Win_get_group(MPI_Win win, MPI_Group *group) {

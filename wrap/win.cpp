@@ -132,6 +132,7 @@ struct Batch {
   std::vector<WinStep> steps;
   std::atomic<std::size_t> at{0};  // the step the helper runs now (steps.size(): all done)
   std::mutex mu;
+  bool stopped = false;  // abandoned: the helper starts no further step; guarded by mu
   std::vector<std::pair<std::size_t, int>> errors;  // (step, MPI's code); guarded by mu
 };
 
@@ -179,8 +180,16 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
     b->win = w.win;
     b->steps = std::move(steps);
     steps.clear();
+    // NOTE: a step is started only under b->mu and while the batch is not stopped: an abandoned helper
+    // whose call returns late must not run the steps that a new helper now runs (an operation twice).
     auto job = [b] {
-      for (std::size_t i = b->at.load(); i < b->steps.size(); i = b->at.fetch_add(1) + 1) {
+      for (;; b->at.fetch_add(1)) {
+        std::size_t i;
+        {
+          std::lock_guard<std::mutex> lock(b->mu);
+          i = b->at.load();
+          if (b->stopped || i >= b->steps.size()) return MPI_SUCCESS;
+        }
         const WinStep &s = b->steps[i];
         if (s.world >= 0 && detector::is_failed(s.world)) continue;
         int r = s.run(b->win);
@@ -189,7 +198,6 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
           b->errors.emplace_back(i, r);
         }
       }
-      return MPI_SUCCESS;
     };
     WinRecord *wp = &w;
     auto dead = [b, wp] {
@@ -199,8 +207,11 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
     bool abandoned = false;
     win::guarded(dead, job, &abandoned);
     std::vector<std::pair<std::size_t, int>> errors;
+    std::size_t stuck = 0;
     {
       std::lock_guard<std::mutex> lock(b->mu);
+      b->stopped = true;
+      stuck = b->at.load();
       errors = b->errors;
     }
     for (const auto &e : errors) {
@@ -209,7 +220,7 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
     }
     if (!abandoned) break;
     w.left_to_mpi = true;
-    std::size_t stuck = b->at.load();
+    if (stuck >= b->steps.size()) break;  // (its last step returned as it was abandoned)
     COHORT_LOG_INFO("window synchronisation abandoned: %s died during it (step %zu of %zu)",
                     b->steps[stuck].every_member ? "a member" : "its target", stuck + 1, b->steps.size());
     for (std::size_t i = stuck + 1; i < b->steps.size(); ++i) steps.push_back(std::move(b->steps[i]));

@@ -1,6 +1,7 @@
 // MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort: start and stop cohort around the MPI library.
 #include <mpi.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -59,6 +60,29 @@ void check_settings(int rank) {
   for (const std::string &w : detector::unknown_variables(names, per_call)) COHORT_LOG_WARN("MPI_Init: %s", w.c_str());
 }
 
+// Undoes MPICH's SIGUSR1 handler: hydra signals every survivor with SIGUSR1 when a rank ends, and MPICH's
+// handler makes its next progress call ask the process manager, in a blocking PMI read under MPICH's global
+// lock, which ranks died. Cut off from the launcher (a partition: the proxy cannot reach mpiexec), that
+// read never returns, and the detector thread, waiting for the lock, never fences the rank (seen with gdb:
+// hosts.partition_equal, the minority's second rank after the first fenced). cohort learns deaths itself.
+// The handler the program had before MPI_Init is put back; where it had none, SIGUSR1 is ignored (its
+// default action would end the survivors). No-op on other MPIs. `before` is the disposition read before
+// MPI_Init.
+void restore_sigusr1(const struct sigaction &before) {
+#if defined(MPICH)
+  if (before.sa_handler == SIG_DFL && (before.sa_flags & SA_SIGINFO) == 0) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGUSR1, &ignore, nullptr);
+  } else {
+    sigaction(SIGUSR1, &before, nullptr);
+  }
+#else
+  (void)before;
+#endif
+}
+
 int init_common(int *argc, char ***argv, int *provided) {
   if (!log::configure_from_env()) {
     log::fatal(2, "MPI_Init: invalid COHORT_LOG (expected error, warn, info or debug)");
@@ -69,8 +93,11 @@ int init_common(int *argc, char ***argv, int *provided) {
   int got = MPI_THREAD_SINGLE;
   // NOTE: the detector thread calls MPI concurrently with the program, so cohort always asks for
   // MPI_THREAD_MULTIPLE, whatever the program asked for.
+  struct sigaction sigusr1_before {};
+  sigaction(SIGUSR1, nullptr, &sigusr1_before);
   int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &got);
   if (rc != MPI_SUCCESS) return rc;
+  restore_sigusr1(sigusr1_before);
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log::set_rank(rank);

@@ -1,6 +1,6 @@
 # --- the multi-host bed (issue 16): ranks on network-namespace hosts of scripts/cohort-hosts, label `hosts`;
 # a lost host, a partition (link down), equal sides. Needs root and netns: otherwise SKIPPED (exit 77).
-# Open MPI 4.1: 4 hosts x 2 ranks. MPICH: 4 hosts x 1 rank (tests <= 4 ranks), and no lost-host tests:
+# Open MPI 4.1: 4 hosts x 2 ranks. MPICH: 4 hosts x 1 rank, equal sides 2 x 2 (tests <= 4 ranks), no lost-host tests:
 # hydra 4.0.2's mpiexec asserts (`control_cb ... assert (!closed) failed`, pm/pmiserv/pmiserv_cb.c:206)
 # when a proxy's control connection closes, and ends the job (README, "Running on a cluster").
 # Only Open MPI 4.1 and MPICH: the bed's agent stands in for ssh, not for PRRTE's launcher (Open MPI 5).
@@ -42,9 +42,10 @@ function(hosts_test name)
   endif()
 endfunction()
 
-# NOTE: MPICH: a fault-free run across the hosts did not end (every rank waited in MPI_Finalize, in a read
-# on its PMI socket, while the raw program without cohort ended); its equal-sides run failed once (no
-# output, ranks not fenced). Not understood yet: MPICH has the partition test only.
+# NOTE: MPICH: a fault-free run across the hosts does not end, with or without cohort (the raw program under
+# a plain mpiexec.mpich: 5 of 5 runs hung): inside MPICH's own PMPI_Finalize three ranks spin in UCX progress
+# (disconnecting their endpoints) while the fourth waits in a blocking read on its PMI socket (gdb). So MPICH
+# has the partition tests only (after a failure cohort skips MPICH's finalize).
 if(COHORT_MPI_NAME STREQUAL "openmpi")
 hosts_test(fault_free HOSTS 4 NP ${_hnp}
   EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: ${_hnp} of ${_hnp} ranks$")
@@ -55,11 +56,12 @@ endif()
 # (scripts/cohort-hosts now sets it).
 hosts_test(partition HOSTS 4 NP ${_hnp} CUT h4 FENCED ${_h4}
   EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "${_cut_survivors}")
-if(COHORT_MPI_NAME STREQUAL "openmpi")
 # Equal sides (2 hosts, h2 cut off: 2 ranks against 2): the side of the lowest rank (0) carries on, h2's
 # ranks fence. (Cutting h1 instead also cuts rank 0 from the launcher, and its output with it.)
+# NOTE: MPICH: h2's second rank never fenced until cohort undid MPICH's SIGUSR1 handler (wrap/init.cpp).
 hosts_test(partition_equal HOSTS 2 NP 4 CUT h2 FENCED 2,3
   EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 2 of 4 ranks \\(failed: (2 3|3 2)\\)$")
+if(COHORT_MPI_NAME STREQUAL "openmpi")
   # h3's last rank (5) is suspected by its observer (6, on h4) after the timeout; rank 4 then by the
   # lost-host probe (its host answered nothing), not after a second timeout.
   hosts_test(host_lost HOSTS 4 NP 8 LOSE h3

@@ -90,11 +90,11 @@ int init_common(int *argc, char ***argv, int *provided) {
   // NOTE: cohort-run stops the job when a rank ends before its init-done record while another one waits
   // in MPI_Init (which would otherwise wait for it forever, under both MPIs).
   run_status::put("init-begin", run_status::launcher_rank(), "");
+  struct sigaction sigusr1_before {};
+  sigaction(SIGUSR1, nullptr, &sigusr1_before);
   int got = MPI_THREAD_SINGLE;
   // NOTE: the detector thread calls MPI concurrently with the program, so cohort always asks for
   // MPI_THREAD_MULTIPLE, whatever the program asked for.
-  struct sigaction sigusr1_before {};
-  sigaction(SIGUSR1, nullptr, &sigusr1_before);
   int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &got);
   if (rc != MPI_SUCCESS) return rc;
   restore_sigusr1(sigusr1_before);

@@ -541,12 +541,18 @@ void cancel_and_get_status(Ctx &c) {
   expect_data(in, c.left, 121, "get_status");
 }
 
-Transcript run(const P2pApi &api, MPI_Comm comm) {
+// The ring on comm: this rank, its left and right neighbours, an empty transcript.
+Ctx ring_ctx(const P2pApi &api, MPI_Comm comm) {
   Ctx c{api, comm, 0, 0, 0, 0, {}};
   PMPI_Comm_rank(comm, &c.rank);
   PMPI_Comm_size(comm, &c.size);
   c.left = (c.rank + c.size - 1) % c.size;
   c.right = (c.rank + 1) % c.size;
+  return c;
+}
+
+Transcript run(const P2pApi &api, MPI_Comm comm) {
+  Ctx c = ring_ctx(api, comm);
   for (auto scenario : {blocking_ring, any_source, sendrecv_shift, send_modes, waitall_mix, waitany_all, some_and_any, test_loop, testall_loop,
                         free_active, probes, proc_null, self_and_null, persistent, matched_probes,
                         cancel_and_get_status}) {
@@ -568,11 +574,7 @@ void count_error(MPI_Comm *, int *code, ...) {
 // request returns MPI_ERR_REQUEST after calling the communicator's error handler once, and leaves the
 // request as it was: its operation still completes with the right data, and it can be started again.
 void start_active(MPI_Comm comm) {
-  Ctx c{kWrapped, comm, 0, 0, 0, 0, {}};
-  PMPI_Comm_rank(comm, &c.rank);
-  PMPI_Comm_size(comm, &c.size);
-  c.left = (c.rank + c.size - 1) % c.size;
-  c.right = (c.rank + 1) % c.size;
+  Ctx c = ring_ctx(kWrapped, comm);
   MPI_Errhandler counting, before;
   MPI_Comm_get_errhandler(comm, &before);
   MPI_Comm_create_errhandler(count_error, &counting);

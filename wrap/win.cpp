@@ -19,12 +19,18 @@
 //     at the first fence): a fence flushes this rank's operations to each live target, the survivors
 //     confirm through the driver, then MPI_Win_sync. That is MPI's fence semantics among the survivors,
 //     and nothing of it waits on a dead rank: a flush whose target dies meanwhile is abandoned.
-//   - NOTE: a deviation from the design (as for files): the window is not recreated over the
-//     survivors after a shrink. No MPI call of cohort's on it ever needs a dead member (fence is cohort's
-//     own, RMA never targets a dead rank), and recreating needs every survivor to switch at the same
-//     fence: the driver's confirmation lets a survivor return one call before it learns of a failure that
-//     others saw, so they would not agree on when (measured: a lost value under MPICH). The window made
-//     at creation stays; MPI_Win_free leaves it to MPI when a member died.
+//   - Recreation over the survivors (Legio, section 3.7): at the first MPI_Win_fence whose confirmation is
+//     posted on a substitute communicator other than the one the window was made on, that post makes a
+//     new window over the same memory on it (MPI_Win_create on a thread of its own, completing a
+//     generalized request that the driver polls like any collective's request), and the fence returns on
+//     the new window; the old one is left to MPI (it has a dead member). Every survivor recreates at the
+//     same fence: the driver gives a call the same outcome everywhere, so the attempt that completes a
+//     fence was posted on the same substitute by every survivor (a creation that a member's death
+//     interrupts is abandoned with its attempt and made again on the shrunk communicator). A survivor that
+//     returned from the fence that saw the failure before it learned of it (the driver's "one call ahead")
+//     switches at the next fence with the others. Only fences switch: lock/unlock epochs have no point that
+//     every survivor passes, so a window used only with passive target synchronisation stays on the
+//     communicator it was made on (no cohort call on it needs a dead member: RMA never targets one).
 //   - Lock, unlock, flush and MPI_Win_lock_all/unlock_all: MPI's calls, each abandonable
 //     (win::guarded); to a dead target they do nothing. MPI_Win_lock_all is taken with MPI_MODE_NOCHECK.
 //   - Batches: every MPI call that may wait on a target runs on the helper thread, and a handoff to it
@@ -49,6 +55,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -56,6 +63,7 @@
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/policy.hpp"
+#include "wrap/ulfm_api.hpp"
 #include "wrap/win_guard.hpp"
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
@@ -81,7 +89,10 @@ struct WinRecord {
   MPI_Info info = MPI_INFO_NULL;      // a duplicate of the program's, for substitutes
   bool owns_memory = false;           // MPI_Win_allocate: cohort's MPI_Alloc_mem
   const Substitute *made_on = nullptr;  // the substitute communicator `win` was made on
-  MPI_Win win = MPI_WIN_NULL;         // the substitute window (made once): where RMA goes
+  MPI_Win handle = MPI_WIN_NULL;      // the program's window: the first one cohort made
+  MPI_Win win = MPI_WIN_NULL;         // the substitute window, where RMA goes (handle until a recreation)
+  int recreations = 0;                // times the window was made again over the survivors
+  std::vector<MPI_Win> retired;       // windows replaced by a recreation: left to MPI, never freed
   bool fence_open = false;            // cohort's lock_all of a fence epoch is held on win
   bool lock_all = false;              // the program's MPI_Win_lock_all is held on win
   bool left_to_mpi = false;           // a guarded call on win was abandoned: never free it
@@ -160,9 +171,9 @@ int step_error(WinRecord &w, const WinStep &s, int rc) {
     return MPI_SUCCESS;
   }
   if (w.program_eh != MPI_ERRHANDLER_NULL) {
-    PMPI_Win_set_errhandler(w.win, w.program_eh);
-    PMPI_Win_call_errhandler(w.win, rc);
-    PMPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN);
+    PMPI_Win_set_errhandler(w.handle, w.program_eh);
+    PMPI_Win_call_errhandler(w.handle, rc);
+    PMPI_Win_set_errhandler(w.handle, MPI_ERRORS_RETURN);
   }
   return rc;
 }
@@ -311,8 +322,94 @@ int make_window(WinRecord &w) {
   // (step_error); the program's handler is called for the program's own errors.
   PMPI_Win_get_errhandler(win, &w.program_eh);
   PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-  w.win = win;
+  w.handle = w.win = win;
   w.made_on = &s;
+  return MPI_SUCCESS;
+}
+
+// A generalized request that the caller completes (PMPI_Grequest_complete); its status is empty.
+int start_request(MPI_Request *request) {
+  auto query = [](void *, MPI_Status *st) {
+    PMPI_Status_set_elements(st, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  };
+  auto nothing = [](void *) { return MPI_SUCCESS; };
+  auto no_cancel = [](void *, int) { return MPI_SUCCESS; };
+  return PMPI_Grequest_start(query, nothing, no_cancel, nullptr, request);
+}
+
+// One attempt to make w's window again over the substitute `on` (a fence's post). Shared with the thread
+// that runs MPI_Win_create: an attempt abandoned because a member died outlives the fence.
+struct Remake {
+  const Substitute *on = nullptr;
+  MPI_Win win = MPI_WIN_NULL;  // written by the thread before it completes the request
+  int rc = MPI_SUCCESS;
+};
+
+// Starts MPI_Win_create over w's memory on sub.comm, on a thread of its own (MPI has no nonblocking window
+// creation, and a member that dies during it would hold it forever); *req completes when it returns.
+std::shared_ptr<Remake> start_remake(const WinRecord &w, const Substitute &sub, MPI_Request *req, int *rc) {
+  *rc = start_request(req);
+  if (*rc != MPI_SUCCESS) return nullptr;
+  auto m = std::make_shared<Remake>();
+  m->on = &sub;
+  MPI_Info info = MPI_INFO_NULL;
+  if (w.info != MPI_INFO_NULL) PMPI_Info_dup(w.info, &info);  // the thread's own: it may outlive w
+  MPI_Request done = *req;
+  std::thread([m, done, info, base = w.base, size = w.size, unit = w.disp_unit, comm = sub.comm]() mutable {
+    MPI_Win win = MPI_WIN_NULL;
+    int r = PMPI_Win_create(base, size, unit, info, comm, &win);
+    if (r == MPI_SUCCESS) PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    if (info != MPI_INFO_NULL) PMPI_Info_free(&info);
+    m->win = win;
+    m->rc = r;
+    PMPI_Grequest_complete(done);
+  }).detach();
+  return m;
+}
+
+// The fence's confirmation (the driver, as confirm()). Its post recreates the window when the
+// substitute it is posted on is not the one w.win was made on; *made is then the recreation of the
+// attempt that completed the call, to be adopted.
+int confirm_fence(WinRecord &w, std::shared_ptr<Remake> *made) {
+  WinRecord *wp = &w;
+  bool ulfm_mode = ulfm::active(w.alias->handle());  // the program repairs (MPIX_Comm_shrink): no recreation
+  return run(*w.alias, describe(CallId::MPI_Win_fence), [wp, made, ulfm_mode](const Substitute &sub, int, MPI_Request *req) {
+    *req = MPI_REQUEST_NULL;
+    made->reset();
+    if (ulfm_mode || &sub == wp->made_on) return MPI_SUCCESS;
+    int rc = MPI_SUCCESS;
+    *made = start_remake(*wp, sub, req, &rc);
+    return rc;
+  });
+}
+
+// Switches w to the window of a completed recreation. The old window keeps its epoch (cohort's lock_all
+// of the fence, taken with MPI_MODE_NOCHECK) and is left to MPI: it has a dead member, so unlocking or
+// freeing it could wait for good.
+// NOTE: a creation that MPI failed because a member died (ULFM refuses it) leaves w as it was: the shrink
+// that death brings makes every survivor recreate at the next fence, those whose creation succeeded too.
+int adopt(WinRecord &w, const Remake &m) {
+  if ((m.rc != MPI_SUCCESS || m.win == MPI_WIN_NULL) && m.on->any_member_failed()) {
+    COHORT_LOG_INFO("MPI_Win_fence: making the window again failed (code %d): a member died; at the next fence", m.rc);
+    return MPI_SUCCESS;
+  }
+  if (m.rc != MPI_SUCCESS || m.win == MPI_WIN_NULL) {
+    COHORT_LOG_ERROR("MPI_Win_fence: making the window again over %d survivors failed (code %d)",
+                     m.on->map.sub_size(), m.rc);
+    return m.rc != MPI_SUCCESS ? m.rc : MPI_ERR_WIN;
+  }
+  w.retired.push_back(w.win);
+  w.win = m.win;
+  w.made_on = m.on;
+  w.fence_open = false;
+  w.left_to_mpi = false;
+  ++w.recreations;
+  COHORT_LOG_INFO("MPI_Win_fence: window made again over the %d survivors (recreation %d)", m.on->map.sub_size(),
+                  w.recreations);
   return MPI_SUCCESS;
 }
 
@@ -333,9 +430,9 @@ int create(Alias &a, CallId id, void *base, MPI_Aint size, int disp_unit, MPI_In
     *out = MPI_WIN_NULL;
     return rc;
   }
-  *out = w->win;
+  *out = w->handle;
   std::lock_guard<std::mutex> lock(g_wins_mu);
-  g_wins[w->win] = std::move(w);
+  g_wins[w->handle] = std::move(w);
   return MPI_SUCCESS;
 }
 
@@ -363,7 +460,9 @@ int fence(WinRecord &w, int assert) {
   int rc = w.fence_open ? complete_epoch(w) : MPI_SUCCESS;
   if (rc != MPI_SUCCESS) return rc;
   if (w.fence_open) PMPI_Win_sync(w.win);
-  rc = confirm(w, CallId::MPI_Win_fence);
+  std::shared_ptr<Remake> made;
+  rc = confirm_fence(w, &made);
+  if (rc == MPI_SUCCESS && made) rc = adopt(w, *made);
   if (rc != MPI_SUCCESS) return rc;
   if (w.fence_open) PMPI_Win_sync(w.win);
   if ((assert & MPI_MODE_NOSUCCEED) != 0) return close_fence_epoch(w);
@@ -426,16 +525,7 @@ int rma(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, bool def
 
 // A completed generalized request, for MPI_Rput/MPI_Rget, which complete before they return.
 int completed_request(MPI_Request *request) {
-  auto query = [](void *, MPI_Status *st) {
-    PMPI_Status_set_elements(st, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(st, 0);
-    st->MPI_SOURCE = MPI_UNDEFINED;
-    st->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-  };
-  auto nothing = [](void *) { return MPI_SUCCESS; };
-  auto no_cancel = [](void *, int) { return MPI_SUCCESS; };
-  int rc = PMPI_Grequest_start(query, nothing, no_cancel, nullptr, request);
+  int rc = start_request(request);
   return rc != MPI_SUCCESS ? rc : PMPI_Grequest_complete(*request);
 }
 
@@ -486,15 +576,16 @@ extern "C" int __wrap_MPI_Win_free(MPI_Win *win) {
   if (w->fence_open || w->lock_all) rc = complete_epoch(*w);
   if (rc == MPI_SUCCESS) rc = close_fence_epoch(*w);
   int confirmed = confirm(*w, CallId::MPI_Win_free);
-  // NOTE: only a window whose members all live is freed (MPI_Win_free synchronises with each member);
-  // the alias handle is freed only when it is that window.
-  bool whole = confirmed == MPI_SUCCESS && w->made_on->map.complete() && &w->alias->current() == w->made_on &&
-               !w->left_to_mpi && w->win == *win;
+  // NOTE: only a window whose members all live is freed (MPI_Win_free synchronises with each member): the
+  // current one when no shrink was agreed since it was made (the program's own only if never recreated;
+  // a member that died since, not yet agreed, makes the free abandoned, as any synchronisation).
+  // Windows replaced by a recreation had a dead member; they keep the memory, which is then not freed.
+  bool whole = confirmed == MPI_SUCCESS && &w->alias->current() == w->made_on && !w->left_to_mpi;
   if (whole) {
     rc = sync_call(*w, -1, [](MPI_Win sub) { return PMPI_Win_free(&sub); });
     whole = !w->left_to_mpi;
   }
-  if (whole && w->owns_memory) PMPI_Free_mem(w->base);
+  if (whole && w->owns_memory && w->retired.empty()) PMPI_Free_mem(w->base);
   if (w->info != MPI_INFO_NULL) PMPI_Info_free(&w->info);
   {
     std::lock_guard<std::mutex> lock(g_wins_mu);
@@ -672,4 +763,12 @@ extern "C" int __wrap_MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype
   return rma_now(*w, win, CallId::MPI_Rget, false, target_rank, request, [=](int sub, MPI_Win s) {
     return PMPI_Get(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count, target_datatype, s);
   });
+}
+
+extern "C" int cohort_win_state(MPI_Win win, int *members, int *recreations) {
+  WinRecord *w = find_win(win);
+  if (w == nullptr) return 0;
+  if (members != nullptr) *members = w->made_on->map.sub_size();
+  if (recreations != nullptr) *recreations = w->recreations;
+  return 1;
 }

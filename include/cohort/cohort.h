@@ -93,6 +93,13 @@ int cohort_group_agree(MPI_Group group, int tag, int *flag, int *failed, int max
  *  MPI_ERR_GROUP (this rank is not in group), MPI_ERR_ARG (newcomm NULL), MPI_ERR_OTHER (outside
  *  MPI_Init/MPI_Finalize), or MPI's error code when creating failed 5 times without a new failure. */
 int cohort_group_shrink(MPI_Group group, int tag, MPI_Comm *newcomm);
+
+/** A window made on a communicator cohort protects, for tests and diagnostics: the number of ranks of the
+ *  window cohort works on now (the survivors it was last made over, dead ones included until the fence
+ *  that makes it again) and how many times it was made again over the survivors (at an MPI_Win_fence
+ *  after a shrink; README, "Windows"). Local, not thread-safe against calls on the same window. Either
+ *  pointer may be NULL. Returns 1, or 0 when cohort does not protect win (outputs untouched). */
+int cohort_win_state(MPI_Win win, int *members, int *recreations);
 #endif
 
 #ifdef __cplusplus

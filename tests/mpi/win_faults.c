@@ -17,8 +17,13 @@
  * (a fence epoch, or lock/unlock per target) and adds it to the step's counter slot with MPI_Accumulate.
  * After the step every survivor checks its own window: a survivor's value is there, a rank dead before the
  * step left zero, a rank that died during the step left its value or zero (whole: one long), and the
- * counter is the sum of the values that are there (no update lost or applied twice at a live target). */
+ * counter is the sum of the values that are there (no update lost or applied twice at a live target).
+ * In fence mode, after the last step the window must have been made again over exactly the survivors
+ * (cohort_win_state: its member count, and at least one recreation when a rank died); in lock mode it
+ * stays on the communicator it was made on (no fence to switch at). */
 #include <mpi.h>
+/* after mpi.h: cohort_win_state is declared only with it */
+#include <cohort/cohort.h>
 #include <signal.h>
 #include <string.h>
 
@@ -193,6 +198,15 @@ int main(int argc, char **argv) {
     if (may == 0) CHECK(counter == sum, "step %d: counter %ld, values sum to %ld", s, counter, sum);
     dead |= may;  /* a rank killed during a step is dead by the next one's end (its puts: none later) */
     prev_may = may;
+  }
+  int live = 0, members = -1, remade = -1;
+  for (int r = 0; r < size; ++r) live += !((dead >> r) & 1);
+  CHECK(cohort_win_state(win, &members, &remade) == 1, "cohort_win_state: the window is not cohort's");
+  if (lock) {
+    CHECK(members == size && remade == 0, "lock epochs: window over %d ranks, made again %d times", members, remade);
+  } else {
+    CHECK(members == live, "window over %d ranks after the last fence, %d survivors", members, live);
+    CHECK(dead == 0 ? remade == 0 : remade >= 1, "window made again %d times, dead ranks %#x", remade, dead);
   }
   if (!lock) MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
   MPI_Win_free(&win);

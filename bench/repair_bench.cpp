@@ -2,8 +2,10 @@
 //
 //   repair_bench free [reps]   fault-free latency, interleaved in one run on MPI_COMM_WORLD:
 //                              MPI_Allreduce of one int, repair::agree, MPI_Comm_dup, repair::shrink,
-//                              and, where the MPI has ULFM (Open MPI 5), MPIX_Comm_agree and
-//                              MPIX_Comm_shrink (ops ulfm_agree, ulfm_shrink).
+//                              MPI_Comm_idup polled with MPI_Test and sched_yield (op idup: what
+//                              shrink's failure-free path posts before its agreement), and, where the
+//                              MPI has ULFM (Open MPI 5), MPIX_Comm_agree and MPIX_Comm_shrink (ops
+//                              ulfm_agree, ulfm_shrink).
 //                              Before each timed call a barrier; the time of a call is the slowest rank's.
 //                              csv,free,<mpi>,<np>,<op>,<median us>,<p10 us>,<p90 us>
 //   repair_bench repair K|half after K ranks die by SIGKILL (1: rank 1; 2: ranks 1 and N/2; half: the
@@ -15,6 +17,7 @@
 #if defined(OPEN_MPI)
 #include <mpi-ext.h>
 #endif
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,9 +37,9 @@
 
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
 #define COHORT_BENCH_NATIVE_ULFM 1
-constexpr int kOps = 6;
+constexpr int kOps = 7;
 #else
-constexpr int kOps = 4;
+constexpr int kOps = 5;
 #endif
 
 namespace {
@@ -50,7 +53,7 @@ double timed(Op op) {
 }
 
 void fault_free(int reps) {
-  const char *names[] = {"allreduce", "agree", "dup", "shrink", "ulfm_agree", "ulfm_shrink"};
+  const char *names[] = {"allreduce", "agree", "dup", "shrink", "idup", "ulfm_agree", "ulfm_shrink"};
   std::vector<double> t[kOps];
   for (int rep = -reps / 10 - 5; rep < reps; ++rep) {  // the first ones warm up
     double d[kOps];
@@ -68,14 +71,20 @@ void fault_free(int reps) {
     PMPI_Comm_free(&c);
     d[3] = timed([&c] { cohort::repair::shrink(MPI_COMM_WORLD, &c); });
     PMPI_Comm_free(&c);
+    d[4] = timed([&c] {
+      MPI_Request req;
+      PMPI_Comm_idup(MPI_COMM_WORLD, &c, &req);
+      for (int done = 0; PMPI_Test(&req, &done, MPI_STATUS_IGNORE), !done;) sched_yield();
+    });
+    PMPI_Comm_free(&c);
 #if defined(COHORT_BENCH_NATIVE_ULFM)
     // NOTE: the profiling names: the program is linked with cohort's --wrap=MPIX_* (its ULFM API on every
     // MPI), which would otherwise time cohort's own calls here.
-    d[4] = timed([] {
+    d[5] = timed([] {
       int flag = me | 1;
       PMPIX_Comm_agree(MPI_COMM_WORLD, &flag);
     });
-    d[5] = timed([&c] { PMPIX_Comm_shrink(MPI_COMM_WORLD, &c); });
+    d[6] = timed([&c] { PMPIX_Comm_shrink(MPI_COMM_WORLD, &c); });
     PMPI_Comm_free(&c);
 #endif
     if (rep >= 0) {

@@ -19,7 +19,8 @@
  * step left zero, a rank that died during the step left its value or zero (whole: one long), and the
  * counter is the sum of the values that are there (no update lost or applied twice at a live target).
  * In fence mode, after the last step the window must have been made again over exactly the survivors
- * (cohort_win_state: its member count, and at least one recreation when a rank died); in lock mode it
+ * (cohort_win_state: its member count, and at least one recreation when a rank died, exactly one per step
+ * that began with a kill when no rank died during a step); in lock mode it
  * stays on the communicator it was made on (no fence to switch at). */
 #include <mpi.h>
 /* after mpi.h: cohort_win_state is declared only with it */
@@ -153,12 +154,14 @@ int main(int argc, char **argv) {
   if (!lock) MPI_Win_fence(0, win);
   else MPI_Barrier(MPI_COMM_WORLD);
   unsigned dead = 0, prev_may = 0;
-  int nsteps = 0;
+  int nsteps = 0, kill_steps = 0, during = 0;
   for (int i = 2; i < argc; ++i, ++nsteps) {
     CHECK(nsteps < MAXSTEPS, "too many steps");
     unsigned before, may;
     PARSE_STEP(argv[i], rank, &before, &may);
     dead |= before;
+    kill_steps += before != 0;
+    during |= may != 0;
     if (known && (before || prev_may)) CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "barrier");
     int s = nsteps;
     long v = value(s, rank);
@@ -207,6 +210,8 @@ int main(int argc, char **argv) {
   } else {
     CHECK(members == live, "window over %d ranks after the last fence, %d survivors", members, live);
     CHECK(dead == 0 ? remade == 0 : remade >= 1, "window made again %d times, dead ranks %#x", remade, dead);
+    /* known kills before steps only: one shrink (the barrier) and one recreation (that step's fence) each */
+    if (known && !during) CHECK(remade == kill_steps, "window made again %d times, %d steps began with a kill", remade, kill_steps);
   }
   if (!lock) MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
   MPI_Win_free(&win);

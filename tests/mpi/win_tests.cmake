@@ -27,6 +27,12 @@ if(NOT COHORT_MPI_NAME STREQUAL "mpich")
     ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=win_fence.posted,hit=3
     COMMAND ${_wf} fence_known none before:2 during:1 none)
 endif()
+# Three shrinks in one run, at 8 ranks (Open MPI only: MPICH's tests stay at 4 ranks): the window is made
+# again at each of the three steps after a kill, and ends over the 4 survivors.
+if(NOT COHORT_MPI_NAME STREQUAL "mpich")
+  cohort_mpi_test(win.fault.fence.three_shrinks_8 PART win NP 8 TIMEOUT 90 PASS 4
+    ENV ${_wrap_hb} COMMAND ${_wf} fence_known none before:2 before:5 before:6+7 none)
+endif()
 # Lock epochs: two ranks killed before the same step. (_known: the survivors pass a barrier first.)
 cohort_mpi_test(win.fault.lock.two_before_known PART win NP 4 TIMEOUT 60 PASS 2
   ENV ${_wrap_hb} COMMAND ${_wf} lock_known none before:1+2 none)

@@ -38,6 +38,7 @@ constexpr std::int64_t kRevokePollNs = 200 * 1000;
 // One communicator known to repair; the value of its MPI attribute (g_keyval), deleted with it.
 struct CommInfo {
   std::uint64_t id = 0;
+  std::uint64_t join_id = 0;  // a second engine communicator over the same members: its revocation asks them to join (ask_to_join)
   std::vector<int> world;                          // comm rank -> world rank
   std::map<std::uint64_t, std::uint64_t> children;  // members' hash -> communicators registered under it
   std::vector<int> acked;
@@ -252,7 +253,9 @@ CommInfo *register_locked(MPI_Comm comm, CommInfo *parent) {
   for (int w : info->world) h = mix(h, static_cast<std::uint64_t>(w));
   std::uint64_t k = parent != nullptr ? ++parent->children[h] : ++g_roots[h];
   info->id = mix(mix(parent != nullptr ? parent->id : 0, h), k);
+  info->join_id = mix(info->id, 0x6a6f696eULL);  // "join"
   g_engine->add_comm(info->id, info->world);
+  g_engine->add_comm(info->join_id, info->world);
   CommInfo *raw = info.release();
   PMPI_Comm_set_attr(comm, g_keyval, raw);
   return raw;
@@ -340,7 +343,10 @@ int delete_info(MPI_Comm, int, void *attr, void *) {
         info->world);
   }
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_engine) g_engine->remove_comm(info->id);
+  if (g_engine) {
+    g_engine->remove_comm(info->id);
+    g_engine->remove_comm(info->join_id);
+  }
   if (g_live.load() && !pending && !info->tainted && info->shadow != MPI_COMM_NULL) PMPI_Comm_free(&info->shadow);
   delete info;
   return MPI_SUCCESS;
@@ -591,18 +597,49 @@ int revoke(MPI_Comm comm) {
   return MPI_SUCCESS;
 }
 
-bool is_revoked(MPI_Comm comm) {
-  if (!g_live.load(std::memory_order_relaxed)) return false;
+// Receives pending notices, at most every kRevokePollNs (callers poll).
+static void poll_notices() {
   std::int64_t now = now_ns();
   if (now - g_last_poll_ns.load(std::memory_order_relaxed) > kRevokePollNs) {
     g_last_poll_ns.store(now, std::memory_order_relaxed);
     progress_from_hook();
   }
+}
+
+bool is_revoked(MPI_Comm comm) {
+  if (!g_live.load(std::memory_order_relaxed)) return false;
+  poll_notices();
   if (!g_any_revoked.load(std::memory_order_acquire)) return false;
   CommInfo *info = find_info(comm);
   if (info == nullptr) return false;
   std::lock_guard<std::mutex> lock(g_mu);
   return g_engine->revoked(info->id);
+}
+
+// NOTE: not a revocation of comm itself: comm may be the program's own communicator (a first substitute),
+// which must not look revoked to ULFM's calls. A second engine communicator over the same members
+// (CommInfo::join_id) carries the notice.
+void ask_to_join(MPI_Comm comm, bool) {
+  if (!g_live.load()) return;
+  CommInfo *info = info_of(comm);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_engine->revoked(info->join_id)) return;
+    g_engine->revoke(info->join_id);
+    g_any_revoked.store(true);
+    flush_locked();
+  }
+  declare_learned();
+}
+
+bool asked_to_join(MPI_Comm comm) {
+  if (!g_live.load(std::memory_order_relaxed)) return false;
+  poll_notices();
+  if (!g_any_revoked.load(std::memory_order_acquire)) return false;
+  CommInfo *info = find_info(comm);
+  if (info == nullptr) return false;
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_engine->revoked(info->join_id);
 }
 
 ErrorKind error_kind(int) { return ErrorKind::none; }

@@ -60,6 +60,17 @@ int revoke(MPI_Comm comm);
 /// was ever revoked); receives pending notices at most every 200 µs. False for a comm repair never saw.
 bool is_revoked(MPI_Comm comm);
 
+/// Survivors one call apart (wrap/driver.hpp, step 5): a survivor whose confirmation of a call broke after
+/// its own request completed may have others one call ahead, which take part in its agreement only in
+/// their next collective on comm; until then they may wait in point-to-point on it for good. It asks them
+/// to join at once: ask_to_join(comm) on that survivor, asked_to_join(comm) polled by the others' waits.
+/// Heartbeat backend: a notice to every member on a second engine communicator over comm's members (comm
+/// itself is not revoked: it may be the program's). ULFM backend: MPIX_Comm_revoke(comm), only when
+/// `private_comm` (a communicator the program never sees; comm is shrunk next anyway), else nothing.
+/// Local, never blocks.
+void ask_to_join(MPI_Comm comm, bool private_comm);
+bool asked_to_join(MPI_Comm comm);
+
 /// What an MPI return code says about failures. ULFM backend: MPIX_ERR_PROC_FAILED and
 /// MPIX_ERR_PROC_FAILED_PENDING give proc_failed (and make the detector ask MPI at once, so that
 /// detector::failure_epoch() has moved when this returns), MPIX_ERR_REVOKED gives revoked. Heartbeat

@@ -160,6 +160,13 @@ bool is_revoked(MPI_Comm comm) {
   return rc != MPI_SUCCESS && error_class(rc) == MPIX_ERR_REVOKED;
 }
 
+// NOTE: the notice is ULFM's revocation of comm itself, so only for a communicator of cohort's own (under
+// this backend every substitute is one: wrap/driver.cpp); comm is being shrunk anyway.
+void ask_to_join(MPI_Comm comm, bool private_comm) {
+  if (private_comm) revoke(comm);
+}
+bool asked_to_join(MPI_Comm comm) { return is_revoked(comm); }
+
 ErrorKind error_kind(int rc) {
   if (rc == MPI_SUCCESS) return ErrorKind::none;
   int cls = error_class(rc);

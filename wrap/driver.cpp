@@ -143,6 +143,7 @@ bool Alias::release_substitutes() {
 }
 
 void register_world() {
+  set_join_hook(join_repairs);
   int n = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &n);
   std::vector<int> world(n);
@@ -275,9 +276,10 @@ OpAdapter::OpAdapter(Alias &alias, const CallDesc &call) : OpAdapter(alias, call
 OpAdapter::OpAdapter(Alias &alias, const CallDesc &call, unsigned long long call_no)
     : alias_(alias), call_(call), op_(call_no, call.shape == Shape::communicator) {
   if (deferred::window() > 1) op_.use_counts();
+  alias_.busy.fetch_add(1, std::memory_order_acq_rel);
 }
 
-OpAdapter::~OpAdapter() = default;
+OpAdapter::~OpAdapter() { alias_.busy.fetch_sub(1, std::memory_order_acq_rel); }
 
 OpAction OpAdapter::next() const { return op_.next(); }
 
@@ -343,6 +345,9 @@ bool OpAdapter::poll_confirm(bool wait_) {
   } else {
     abandon();
     op_.confirm_broken();
+    // NOTE: this rank's request completed and its confirmation broke: others may have passed the barrier
+    // and be one call ahead, perhaps waiting in point-to-point on this rank (join_repairs).
+    repair::ask_to_join(sub_->comm, sub_->comm != alias_.handle());
   }
   return true;
 }
@@ -437,6 +442,36 @@ int OpAdapter::result() {
   }
   PMPI_Comm_call_errhandler(alias_.handle(), MPI_ERR_OTHER);
   return MPI_ERR_OTHER;
+}
+
+void join_repairs() {
+  thread_local bool joining = false;
+  if (joining || deferred::window() > 1) return;
+  joining = true;
+  std::vector<Alias *> asked;
+  for_each_alias([&asked](Alias &a) {
+    if (a.busy.load(std::memory_order_acquire) == 0 && !ulfm::active(a.handle()) && a.current().any_member_failed() &&
+        repair::asked_to_join(a.current().comm))
+      asked.push_back(&a);
+  });
+  for (Alias *a : asked) {
+    if (a->busy.load(std::memory_order_acquire) != 0) continue;
+    COHORT_LOG_INFO("point-to-point wait: joining the survivors' repair of a communicator (call %llu)",
+                    static_cast<unsigned long long>(a->peek_call()));
+    CallDesc d{"joining from a point-to-point wait", nullptr, Shape::all_to_all};
+    OpAdapter op(*a, d, a->peek_call());
+    auto nothing = [](const Substitute &, int, MPI_Request *req) {
+      *req = MPI_REQUEST_NULL;
+      return MPI_SUCCESS;
+    };
+    // The first steps of the call: found broken before its post, it agrees and shrinks; it stops where the
+    // call would post (or retry) on the shrunk substitute.
+    while (op.next() != OpAction::done && op.next() != OpAction::post &&
+           !(op.next() == OpAction::begin && op.attempt() > 0)) {
+      op.step(nothing, true);
+    }
+  }
+  joining = false;
 }
 
 // The blocking form: the adapter driven to the end (nonblocking collectives on the alias finish first).

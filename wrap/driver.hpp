@@ -26,7 +26,9 @@
 //      substitute is shrunk right away so that the next call does not start on a broken one (but an
 //      all-to-one call whose root is in that set lost its result with the root: the dead-root policy
 //      decides). Others one call ahead: this call completed everywhere (the root too), shrink and
-//      return. Others one call behind: theirs completed; shrink with them, then retry this call.
+//      return. Others one call behind: theirs completed; shrink with them, then retry this call. A
+//      survivor one call behind asks the others to join at once (repair::ask_to_join): one ahead that
+//      waits in point-to-point meanwhile joins from there (join_repairs) instead of at its next collective.
 //   With COHORT_CONFIRM_WINDOW > 1, a small blocking Barrier, Bcast, Reduce or Allreduce (CallDesc::defer)
 //   returns before its barrier completed and every other call settles the pending ones first
 //   (wrap/deferred.hpp); every agreement on the alias then carries counts of completed calls (use_counts).
@@ -159,6 +161,10 @@ class Alias {
   /// names what belongs to this alias in a place all members share, such as a file's shared-pointer side file.
   std::uint64_t lineage() const { return lineage_; }
 
+  /// Operations (OpAdapter) in progress on the alias, on any thread: while there are some, they take part
+  /// in its repairs themselves, and a point-to-point wait must not join one (join_repairs).
+  std::atomic<int> busy{0};
+
   /// The window of unconfirmed collectives (wrap/deferred.hpp), made at first use. Thread-safe.
   deferred::State &deferred_state();
   bool has_deferred_state() const { return has_deferred_.load(std::memory_order_acquire); }
@@ -273,6 +279,8 @@ class OpAdapter {
   bool step(PostFn post, bool wait);
   /// The action ahead (wrap/collective_op.hpp).
   OpAction next() const;
+  /// 0 for the first attempt.
+  int attempt() const { return op_.attempt(); }
   /// A request of this operation was abandoned: what its posts used must never be freed.
   bool abandoned() const { return abandoned_; }
   /// Once next() is done: MPI_SUCCESS, the policy's result, or an MPI error code (already passed to the
@@ -300,6 +308,15 @@ class OpAdapter {
 /// another communicator's repair first (see the note in wrap/hierarchy.cpp). Set once, at MPI_Init.
 using BeforeAgree = void (*)(Alias &alias);
 void set_before_agree(BeforeAgree hook);
+
+/// Survivors one call apart (step 5): those one call behind ask the others to join their agreement at once
+/// (repair::ask_to_join) rather than at their next collective on the alias. A survivor that waits in
+/// point-to-point (Watch::join_repairs) calls this: for every alias with no operation in progress whose
+/// current substitute has a member known dead and was asked to join, it runs the first steps of its next
+/// call as that call would after finding the failure before its post (agree with its call number, shrink)
+/// and stops there; its next collective then starts on the shrunk substitute. Not with
+/// COHORT_CONFIRM_WINDOW > 1 (its recovery replays calls) nor in ULFM mode. Runs on the waiting thread.
+void join_repairs();
 
 /// Runs one collective resiliently on `alias` (the loop above). Returns MPI_SUCCESS, the policy's
 /// result when the root is dead, or an MPI error code (already passed to the alias's error handler).

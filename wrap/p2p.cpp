@@ -618,6 +618,7 @@ bool probe_blocking(Op &op, Iprobe iprobe, int *rc) {
   };
   cohort::wrap::Watch watch;
   watch.broken = [&op] { return p2p::dead(op); };
+  watch.join_repairs = true;
   if (cohort::wrap::wait_until(std::ref(poll), watch) == cohort::wrap::WaitResult::completed &&
       op.stage == p2p::Stage::posted)
     return true;

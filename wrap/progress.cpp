@@ -52,18 +52,22 @@ class Backoff {
 };
 
 std::atomic<WaitHook> g_wait_hook{nullptr};
+std::atomic<WaitHook> g_join_hook{nullptr};
 
 template <typename Test>
 WaitResult poll(Test test, const Watch &watch) {
   std::uint64_t epoch = detector::failure_epoch();
   bool broken = watch.broken && watch.broken();
   Backoff backoff;
-  for (;;) {
+  for (std::uint64_t polls = 0;; ++polls) {
     // NOTE: every wait in cohort drives the nonblocking collectives in flight (wrap/nbc.hpp): a program
     // blocked in any call keeps taking part in their confirmations and agreements.
     if (nbc::any_in_flight()) nbc::progress();
     if (test()) return WaitResult::completed;
     if (WaitHook hook = g_wait_hook.load(std::memory_order_relaxed)) hook();
+    if (watch.join_repairs && (polls & 63) == 63 && epoch > 0) {
+      if (WaitHook join = g_join_hook.load(std::memory_order_relaxed)) join();
+    }
     if (watch.revocable != MPI_COMM_NULL && repair::is_revoked(watch.revocable)) return WaitResult::revoked;
     std::uint64_t now = detector::failure_epoch();
     if (now != epoch) {
@@ -124,6 +128,7 @@ std::int64_t monotonic_ns() {
 }  // namespace
 
 void set_wait_hook(WaitHook hook) { g_wait_hook.store(hook, std::memory_order_release); }
+void set_join_hook(WaitHook hook) { g_join_hook.store(hook, std::memory_order_release); }
 
 // NOTE: two threads seeing a new epoch at once both start the grace; either start is as good.
 bool failure_grace_over() {

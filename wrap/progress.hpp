@@ -15,6 +15,10 @@ struct Watch {
   std::function<bool()> broken;
   /// If not MPI_COMM_NULL, a revoke of this communicator (repair::is_revoked) also ends the wait.
   MPI_Comm revocable = MPI_COMM_NULL;
+  /// A point-to-point wait (outside any collective): once a failure is known, it also runs the join hook
+  /// (set_join_hook), so that a survivor one call ahead takes part in the repair that others one call
+  /// behind wait for (repair::asked_to_join) instead of waiting on them for good.
+  bool join_repairs = false;
 };
 
 /// The grace after a failure (ms of this process's polling since it first saw the detector's newest
@@ -33,6 +37,9 @@ bool failure_grace_over();
 /// meanwhile (see the note there). Set once, at MPI_Init.
 using WaitHook = void (*)();
 void set_wait_hook(WaitHook hook);
+/// Called now and then (every 64th poll) by waits with Watch::join_repairs once a failure is known; null
+/// (the default) for none. wrap/driver.cpp sets it to join_repairs. Set once, at MPI_Init.
+void set_join_hook(WaitHook hook);
 
 /// failed: MPI's test returned an error code (the request completed in error); wait and wait_all store
 /// it in *error.

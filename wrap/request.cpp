@@ -282,6 +282,7 @@ bool mpi_reported_dead_all(const std::vector<int> &live, std::vector<MPI_Request
 Watch watch_for(const std::function<bool()> &broken) {
   Watch w;
   w.broken = broken;
+  w.join_repairs = true;
   return w;
 }
 

@@ -241,3 +241,10 @@ cohort_mpi_test(wrap.unwrapped_call_named PART wrap NP 4 TIMEOUT 60 PASS 3 LABEL
   COHORT_INJECT_FAILURE=rank=2,after_ms=500
   EXPECT "^cohort\\[rank 0\\] warn: no progress through cohort for [0-9]+ ms since a rank failed: the program is inside MPI_Win_create_dynamic, which cohort does not wrap"
   COMMAND $<TARGET_FILE:wrap_unwrapped> ${_unwrapped_wait})
+
+# Survivors one call apart, then point-to-point between them before any other collective (README, "one
+# call apart"): rank 1 dies right after posting the barrier that confirms the first MPI_Allreduce.
+cohort_test_program(call_apart call_apart.c)
+cohort_mpi_test(wrap.call_apart_p2p PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=confirm.posted,hit=1
+  COMMAND $<TARGET_FILE:call_apart> 3)

@@ -584,63 +584,53 @@ int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
   }
 }
 
-int revoke(MPI_Comm comm) {
-  if (!live_or_warn("repair::revoke")) return MPI_ERR_OTHER;
+// Sends a notice for comm to every member: its revocation (join false), or a request to join (join true,
+// on CommInfo::join_id). Caller checked g_live.
+static void send_notice(MPI_Comm comm, bool join) {
   CommInfo *info = info_of(comm);
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    g_engine->revoke(info->id);
+    std::uint64_t id = join ? info->join_id : info->id;
+    if (join && g_engine->revoked(id)) return;  // (asked once is enough)
+    g_engine->revoke(id);
     g_any_revoked.store(true);
     flush_locked();
   }
   declare_learned();
-  return MPI_SUCCESS;
 }
 
-// Receives pending notices, at most every kRevokePollNs (callers poll).
-static void poll_notices() {
+// True once this rank holds the notice send_notice(comm, join) sends. Receives pending notices at most
+// every kRevokePollNs (callers poll); an atomic load while none ever arrived.
+static bool holds_notice(MPI_Comm comm, bool join) {
+  if (!g_live.load(std::memory_order_relaxed)) return false;
   std::int64_t now = now_ns();
   if (now - g_last_poll_ns.load(std::memory_order_relaxed) > kRevokePollNs) {
     g_last_poll_ns.store(now, std::memory_order_relaxed);
     progress_from_hook();
   }
-}
-
-bool is_revoked(MPI_Comm comm) {
-  if (!g_live.load(std::memory_order_relaxed)) return false;
-  poll_notices();
   if (!g_any_revoked.load(std::memory_order_acquire)) return false;
   CommInfo *info = find_info(comm);
   if (info == nullptr) return false;
   std::lock_guard<std::mutex> lock(g_mu);
-  return g_engine->revoked(info->id);
+  return g_engine->revoked(join ? info->join_id : info->id);
 }
+
+int revoke(MPI_Comm comm) {
+  if (!live_or_warn("repair::revoke")) return MPI_ERR_OTHER;
+  send_notice(comm, false);
+  return MPI_SUCCESS;
+}
+
+bool is_revoked(MPI_Comm comm) { return holds_notice(comm, false); }
 
 // NOTE: not a revocation of comm itself: comm may be the program's own communicator (a first substitute),
 // which must not look revoked to ULFM's calls. A second engine communicator over the same members
 // (CommInfo::join_id) carries the notice.
 void ask_to_join(MPI_Comm comm, bool) {
-  if (!g_live.load()) return;
-  CommInfo *info = info_of(comm);
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    if (g_engine->revoked(info->join_id)) return;
-    g_engine->revoke(info->join_id);
-    g_any_revoked.store(true);
-    flush_locked();
-  }
-  declare_learned();
+  if (g_live.load()) send_notice(comm, true);
 }
 
-bool asked_to_join(MPI_Comm comm) {
-  if (!g_live.load(std::memory_order_relaxed)) return false;
-  poll_notices();
-  if (!g_any_revoked.load(std::memory_order_acquire)) return false;
-  CommInfo *info = find_info(comm);
-  if (info == nullptr) return false;
-  std::lock_guard<std::mutex> lock(g_mu);
-  return g_engine->revoked(info->join_id);
-}
+bool asked_to_join(MPI_Comm comm) { return holds_notice(comm, true); }
 
 ErrorKind error_kind(int) { return ErrorKind::none; }
 bool failure_pending(int) { return false; }

@@ -393,11 +393,12 @@ int confirm_fence(WinRecord &w, std::shared_ptr<Remake> *made) {
 // NOTE: a creation that MPI failed because a member died (ULFM refuses it) leaves w as it was: the shrink
 // that death brings makes every survivor recreate at the next fence, those whose creation succeeded too.
 int adopt(WinRecord &w, const Remake &m) {
-  if ((m.rc != MPI_SUCCESS || m.win == MPI_WIN_NULL) && m.on->any_member_failed()) {
+  const bool failed = m.rc != MPI_SUCCESS || m.win == MPI_WIN_NULL;
+  if (failed && m.on->any_member_failed()) {
     COHORT_LOG_INFO("MPI_Win_fence: making the window again failed (code %d): a member died; at the next fence", m.rc);
     return MPI_SUCCESS;
   }
-  if (m.rc != MPI_SUCCESS || m.win == MPI_WIN_NULL) {
+  if (failed) {
     COHORT_LOG_ERROR("MPI_Win_fence: making the window again over %d survivors failed (code %d)",
                      m.on->map.sub_size(), m.rc);
     return m.rc != MPI_SUCCESS ? m.rc : MPI_ERR_WIN;

@@ -27,6 +27,12 @@
  *                      from MPI_Win_create on MPI_COMM_WORLD (cohort's); nb: cohort's design on a raw window
  *                      held in PMPI_Win_lock_all(MPI_MODE_NOCHECK): PMPI_Put, PMPI_Win_flush of every rank,
  *                      PMPI_Win_sync; nb_confirm adds the polled PMPI_Ibarrier and a second PMPI_Win_sync.
+ *   MPI_Put+Win_fence/msg  the same real and wrapped calls as MPI_Put+Win_fence, beside the floor of a fence
+ *                      built on two-sided messages instead of RMA (no MPI_Win_flush, which never returns
+ *                      when its target dies): nb: every rank sends each other rank one message per fence
+ *                      (the put's data to its right neighbour, an empty one to the others: a target cannot
+ *                      know who put to it), receives one from each, polled with PMPI_Testall, and copies the
+ *                      received data into the window's memory; nb_confirm adds the polled PMPI_Ibarrier.
  *   MPI_File_write_at_all  1 MiB per rank, each rank its own block (rank * 1 MiB) of one file per variant, in
  *                      a fresh directory under [dir] (default $TMPDIR, else /tmp), removed at the end. real:
  *                      PMPI_File_open on world_dup + PMPI_File_write_at_all; wrapped: MPI_File_open on
@@ -71,11 +77,12 @@ int __real_MPI_Wait(MPI_Request *req, MPI_Status *status);
 
 typedef enum { REAL, NB, NB_CONFIRM, WRAPPED, VARIANTS } Variant;
 typedef enum {
-  BARRIER, BCAST, REDUCE, ALLREDUCE, GATHER, GATHERV, ALLGATHER, ALLTOALL, IALLREDUCE, PUT_FENCE, FILE_WRITE, OPS
+  BARRIER, BCAST, REDUCE, ALLREDUCE, GATHER, GATHERV, ALLGATHER, ALLTOALL, IALLREDUCE, PUT_FENCE, PUT_FENCE_MSG, FILE_WRITE, OPS
 } Op;
 static const char *names[] = {"MPI_Barrier",   "MPI_Bcast",      "MPI_Reduce",          "MPI_Allreduce",
                               "MPI_Gather",    "MPI_Gatherv",    "MPI_Allgather",       "MPI_Alltoall",
-                              "MPI_Iallreduce+Wait", "MPI_Put+Win_fence", "MPI_File_write_at_all"};
+                              "MPI_Iallreduce+Wait", "MPI_Put+Win_fence", "MPI_Put+Win_fence/msg",
+                              "MPI_File_write_at_all"};
 enum { FILE_BYTES = 1 << 20 };
 static int *counts, *displs; /* Gatherv: n per rank, rank r's block at r * n */
 
@@ -85,6 +92,7 @@ static int me, right;      /* this rank, and its right neighbour (the target of 
  * shares nb's): made by setup_rma_files, freed by teardown_rma_files. */
 static MPI_Win win[VARIANTS];
 static MPI_File file[VARIANTS];
+static char *win_mem; /* the windows' memory: one 64 KiB part per window */
 
 static void poll(MPI_Request *req) {
   int done = 0;
@@ -114,6 +122,24 @@ static void nonblocking(Op op, int confirm, double *a, double *b, int n) {
       req = MPI_REQUEST_NULL;
       break;
     }
+    case PUT_FENCE_MSG: {
+      int size, left;
+      PMPI_Comm_size(world_dup, &size);
+      left = (me + size - 1) % size;
+      MPI_Request r[2 * 64];
+      int k = 0;
+      if (size > 64) MPI_Abort(MPI_COMM_WORLD, 2);
+      for (int p = 0; p < size; ++p) {
+        if (p == me) continue;
+        PMPI_Irecv(p == left ? b : NULL, p == left ? n : 0, MPI_DOUBLE, p, 7, world_dup, &r[k++]);
+        PMPI_Isend(a, p == right ? n : 0, MPI_DOUBLE, p, 7, world_dup, &r[k++]);
+      }
+      MPI_Status st[2 * 64];
+      for (int done = 0; !done;) PMPI_Testall(k, r, &done, st);
+      memcpy(win_mem + 65536, b, (size_t)n * sizeof(double));
+      req = MPI_REQUEST_NULL;
+      break;
+    }
     case FILE_WRITE:
       PMPI_File_write_at(file[NB], (MPI_Offset)me * FILE_BYTES, a, n, MPI_DOUBLE, MPI_STATUS_IGNORE);
       req = MPI_REQUEST_NULL;
@@ -128,7 +154,6 @@ static void nonblocking(Op op, int confirm, double *a, double *b, int n) {
   }
 }
 
-static char *win_mem; /* the windows' memory: one 64 KiB part per window */
 
 /* Makes the windows and opens the files (in a fresh directory under dir_base; its path in dir) of the
  * issue-12 rows. */
@@ -213,6 +238,7 @@ static void one(Op op, Variant v, double *a, double *b, int n) {
               : __real_MPI_Allgather(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, MPI_COMM_WORLD);
       break;
     case PUT_FENCE:
+    case PUT_FENCE_MSG:
       if (wrapped) {
         MPI_Put(a, n, MPI_DOUBLE, right, 0, n, MPI_DOUBLE, win[WRAPPED]);
         MPI_Win_fence(0, win[WRAPPED]);

@@ -3,7 +3,9 @@
 //   repair_bench free [reps]   fault-free latency, interleaved in one run on MPI_COMM_WORLD:
 //                              MPI_Allreduce of one int, repair::agree, MPI_Comm_dup, repair::shrink,
 //                              MPI_Comm_idup polled with MPI_Test and sched_yield (op idup: what
-//                              shrink's failure-free path posts before its agreement), and, where the
+//                              shrink's failure-free path posts before its agreement), MPI_Iallreduce of
+//                              one int polled the same way (op iallreduce: what an agreement built on
+//                              MPI's own nonblocking collective would cost at least), and, where the
 //                              MPI has ULFM (Open MPI 5), MPIX_Comm_agree and MPIX_Comm_shrink (ops
 //                              ulfm_agree, ulfm_shrink).
 //                              Before each timed call a barrier; the time of a call is the slowest rank's.
@@ -37,9 +39,9 @@
 
 #if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
 #define COHORT_BENCH_NATIVE_ULFM 1
-constexpr int kOps = 7;
+constexpr int kOps = 8;
 #else
-constexpr int kOps = 5;
+constexpr int kOps = 6;
 #endif
 
 namespace {
@@ -53,7 +55,7 @@ double timed(Op op) {
 }
 
 void fault_free(int reps) {
-  const char *names[] = {"allreduce", "agree", "dup", "shrink", "idup", "ulfm_agree", "ulfm_shrink"};
+  const char *names[] = {"allreduce", "agree", "dup", "shrink", "idup", "iallreduce", "ulfm_agree", "ulfm_shrink"};
   std::vector<double> t[kOps];
   for (int rep = -reps / 10 - 5; rep < reps; ++rep) {  // the first ones warm up
     double d[kOps];
@@ -77,14 +79,20 @@ void fault_free(int reps) {
       for (int done = 0; PMPI_Test(&req, &done, MPI_STATUS_IGNORE), !done;) sched_yield();
     });
     PMPI_Comm_free(&c);
+    d[5] = timed([] {
+      int in = me | 1, out = 0, done = 0;
+      MPI_Request req;
+      PMPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD, &req);
+      while (PMPI_Test(&req, &done, MPI_STATUS_IGNORE), !done) sched_yield();
+    });
 #if defined(COHORT_BENCH_NATIVE_ULFM)
     // NOTE: the profiling names: the program is linked with cohort's --wrap=MPIX_* (its ULFM API on every
     // MPI), which would otherwise time cohort's own calls here.
-    d[5] = timed([] {
+    d[6] = timed([] {
       int flag = me | 1;
       PMPIX_Comm_agree(MPI_COMM_WORLD, &flag);
     });
-    d[6] = timed([&c] { PMPIX_Comm_shrink(MPI_COMM_WORLD, &c); });
+    d[7] = timed([&c] { PMPIX_Comm_shrink(MPI_COMM_WORLD, &c); });
     PMPI_Comm_free(&c);
 #endif
     if (rep >= 0) {

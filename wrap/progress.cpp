@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <utility>
 
 #include "detector/runtime.hpp"
 #include "wrap/nbc.hpp"
@@ -52,6 +53,7 @@ class Backoff {
 };
 
 std::atomic<WaitHook> g_wait_hook{nullptr};
+thread_local const std::function<void()> *t_poll_hook = nullptr;  // ThreadPollHook
 std::atomic<WaitHook> g_join_hook{nullptr};
 
 template <typename Test>
@@ -65,6 +67,7 @@ WaitResult poll(Test test, const Watch &watch) {
     if (nbc::any_in_flight()) nbc::progress();
     if (test()) return WaitResult::completed;
     if (WaitHook hook = g_wait_hook.load(std::memory_order_relaxed)) hook();
+    if (t_poll_hook != nullptr) (*t_poll_hook)();
     if (watch.join_repairs && (polls & 63) == 63 && epoch > 0) {
       if (WaitHook join = g_join_hook.load(std::memory_order_relaxed)) join();
     }
@@ -126,6 +129,12 @@ std::int64_t monotonic_ns() {
 }
 
 }  // namespace
+
+ThreadPollHook::ThreadPollHook(std::function<void()> fn) : fn_(std::move(fn)), prev_(t_poll_hook) {
+  if (fn_) t_poll_hook = &fn_;
+}
+
+ThreadPollHook::~ThreadPollHook() { t_poll_hook = prev_; }
 
 void set_wait_hook(WaitHook hook) { g_wait_hook.store(hook, std::memory_order_release); }
 void set_join_hook(WaitHook hook) { g_join_hook.store(hook, std::memory_order_release); }

@@ -41,6 +41,22 @@ void set_wait_hook(WaitHook hook);
 /// (the default) for none. wrap/driver.cpp sets it to join_repairs. Set once, at MPI_Init.
 void set_join_hook(WaitHook hook);
 
+/// While it lives, every wait loop of this thread (wait, wait_all, wait_until) also calls fn once per poll:
+/// a window fence's exchange advances its messages while the fence's confirmation waits (wrap/win.cpp). An
+/// empty fn does nothing. Nested hooks: the inner one replaces the outer until it ends. Not thread-safe
+/// across threads by design (a thread-local).
+class ThreadPollHook {
+ public:
+  explicit ThreadPollHook(std::function<void()> fn);
+  ~ThreadPollHook();
+  ThreadPollHook(const ThreadPollHook &) = delete;
+  ThreadPollHook &operator=(const ThreadPollHook &) = delete;
+
+ private:
+  std::function<void()> fn_;
+  const std::function<void()> *prev_;
+};
+
 /// failed: MPI's test returned an error code (the request completed in error); wait and wait_all store
 /// it in *error.
 enum class WaitResult { completed, broken, revoked, failed };

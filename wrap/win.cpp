@@ -15,10 +15,14 @@
 //   - RMA calls go to the substitute window with the target's substitute rank. To a dead target nothing
 //     is posted: the point-to-point policy applies (COHORT_ON_DEAD_PEER_SEND, default skip, for Put,
 //     Rput, Accumulate; COHORT_ON_DEAD_PEER_RECV, default abort, for the calls that return data).
-//   - Fence epochs are cohort's own passive-target epoch (MPI_Win_lock_all with MPI_MODE_NOCHECK, opened
-//     at the first fence): a fence flushes this rank's operations to each live target, the survivors
-//     confirm through the driver, then MPI_Win_sync. That is MPI's fence semantics among the survivors,
-//     and nothing of it waits on a dead rank: a flush whose target dies meanwhile is abandoned.
+//   - Fence epochs travel as two-sided messages (wrap/rma_log.hpp): between two fences, operations on
+//     predefined datatypes go into a log per target; at the fence every member sends each live member its
+//     log and applies the logs it receives, fetched data comes back in a second round, all nonblocking
+//     and polled with the detector (exchange()). Then the survivors confirm through the driver and
+//     MPI_Win_sync. No MPI RMA call, no helper thread, no flush that a dying target could hold.
+//     Other operations in a fence epoch (derived datatypes, MPI_Rput, MPI_Rget) use cohort's
+//     passive-target epoch (MPI_Win_lock_all with MPI_MODE_NOCHECK, opened at the first fence), flushed at
+//     the fence: a flush whose target dies meanwhile is abandoned.
 //   - Recreation over the survivors (Legio, section 3.7): at the first MPI_Win_fence whose confirmation is
 //     posted on a substitute communicator other than the one the window was made on, that post makes a
 //     new window over the same memory on it (MPI_Win_create on a thread of its own, completing a
@@ -49,11 +53,14 @@
 #include <time.h>
 
 #include <cstdio>
+#include <cstring>
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -63,6 +70,8 @@
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/policy.hpp"
+#include "wrap/progress.hpp"
+#include "wrap/rma_log.hpp"
 #include "wrap/ulfm_api.hpp"
 #include "wrap/win_guard.hpp"
 #include "detector/inject.hpp"
@@ -79,6 +88,36 @@ struct WinStep {
   int world = -1;
   bool every_member = false;
   std::function<int(MPI_Win)> run;
+};
+
+// Where the data that an operation of the fence exchange fetches goes (a reply's next `bytes`).
+struct Fetch {
+  void *addr;
+  std::size_t bytes;
+  CallId id;   // the call, for the policy when its target dies before replying
+  int target;  // a rank of the window's communicator
+};
+
+// The data of a bulk put (rma_log::kBulk): the program's buffer, sent as it is at the fence.
+struct Bulk {
+  const void *addr;
+  std::size_t bytes;
+};
+
+// The fence exchange of a window (wrap/rma_log.hpp): the epoch's logs until the fence, then the fence's
+// buffers and requests. Kept from fence to fence (the buffers keep their capacity); when a peer dies during a
+// fence its requests are abandoned, MPI may still read or write these buffers, and the whole object is kept
+// for good (g_lost_exchanges) and replaced. Indexed by substitute rank of the window's made_on.
+struct Exchange {
+  std::vector<std::vector<char>> out;       // this rank's log to each member
+  std::vector<std::vector<Bulk>> bulk;      // and the data of its bulk puts (the program's buffers)
+  std::vector<std::vector<Fetch>> fetch;    // where the replies of its fetching operations go
+  std::vector<std::unique_ptr<char[]>> in;  // round 1: each member's log to this rank (in_len bytes)
+  std::vector<std::size_t> in_len, in_cap;
+  std::vector<std::vector<char>> scratch;   // bulk data that falls outside this rank's memory (dropped)
+  std::vector<std::vector<char>> reply, got;  // round 2: the replies to it (its fetches) and from it (ours)
+  std::vector<MPI_Request> recv, rrecv;       // the receive of each member's log (round 1), reply (round 2)
+  std::vector<std::vector<MPI_Request>> more, rmore;  // sends and bulk receives of each round
 };
 
 struct WinRecord {
@@ -100,6 +139,11 @@ struct WinRecord {
   MPI_Errhandler program_eh = MPI_ERRHANDLER_NULL;  // the window's handler at creation (cohort's is ERRORS_RETURN)
   std::vector<WinStep> pending;          // RMA operations deferred to the epoch's next synchronisation
   std::set<int> dirty;                // targets (program ranks) sent operations since their last flush
+  // Fence epochs on messages (wrap/rma_log.hpp): per substitute rank of made_on, this rank's logged
+  // operations to it and where their replies go; exchanged on xcomm, cohort's duplicate of made_on->comm.
+  MPI_Comm xcomm = MPI_COMM_NULL;
+  bool xabandoned = false;            // an exchange request on xcomm was abandoned: never free it
+  std::shared_ptr<Exchange> x;
 };
 
 std::mutex g_wins_mu;
@@ -311,6 +355,44 @@ int confirm(WinRecord &w, CallId id) {
   });
 }
 
+// The fence exchange's communicator over the members of comm (collective over them).
+int make_exchange_comm(MPI_Comm comm, MPI_Comm *xcomm) {
+  int rc = PMPI_Comm_dup(comm, xcomm);
+  if (rc == MPI_SUCCESS) PMPI_Comm_set_errhandler(*xcomm, MPI_ERRORS_RETURN);
+  return rc;
+}
+
+// Empty exchange logs, one per member of the substitute the window was made on.
+// A log message starts with its length in bytes (this prefix included); the first kLogInline bytes travel
+// in one message whose receive every member posts at the start of the fence, the rest (rare: a few hundred
+// small operations to one target) in a second one posted once the first told its length.
+constexpr std::size_t kLogPrefix = sizeof(std::uint64_t);
+constexpr std::size_t kLogInline = 8192;
+
+void reset_logs(WinRecord &w) {
+  std::size_t n = static_cast<std::size_t>(w.made_on->map.sub_size());
+  if (!w.x) w.x = std::make_shared<Exchange>();
+  Exchange &x = *w.x;
+  auto fit = [n](auto &v) {
+    v.resize(n);
+    for (auto &e : v) e.clear();
+  };
+  fit(x.out);
+  for (auto &log : x.out) log.resize(kLogPrefix);  // the message's length, written at the fence
+  fit(x.bulk);
+  fit(x.fetch);
+  fit(x.reply);
+  fit(x.got);
+  fit(x.more);
+  fit(x.rmore);
+  x.in.resize(n);
+  x.in_len.assign(n, 0);
+  x.in_cap.resize(n, 0);
+  x.scratch.resize(n);
+  x.recv.assign(n, MPI_REQUEST_NULL);
+  x.rrecv.assign(n, MPI_REQUEST_NULL);
+}
+
 // Makes the substitute window over w's memory on the alias's current substitute (collective over the
 // survivors, after a confirmation).
 int make_window(WinRecord &w) {
@@ -324,6 +406,13 @@ int make_window(WinRecord &w) {
   PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   w.handle = w.win = win;
   w.made_on = &s;
+  rc = make_exchange_comm(s.comm, &w.xcomm);
+  if (rc != MPI_SUCCESS) {
+    PMPI_Win_free(&w.win);
+    w.handle = w.win = MPI_WIN_NULL;
+    return rc;
+  }
+  reset_logs(w);
   return MPI_SUCCESS;
 }
 
@@ -345,7 +434,8 @@ int start_request(MPI_Request *request) {
 // that runs MPI_Win_create: an attempt abandoned because a member died outlives the fence.
 struct Remake {
   const Substitute *on = nullptr;
-  MPI_Win win = MPI_WIN_NULL;  // written by the thread before it completes the request
+  MPI_Win win = MPI_WIN_NULL;      // written by the thread before it completes the request
+  MPI_Comm xcomm = MPI_COMM_NULL;  // the new window's exchange communicator (idem)
   int rc = MPI_SUCCESS;
 };
 
@@ -363,6 +453,7 @@ std::shared_ptr<Remake> start_remake(const WinRecord &w, const Substitute &sub, 
     MPI_Win win = MPI_WIN_NULL;
     int r = PMPI_Win_create(base, size, unit, info, comm, &win);
     if (r == MPI_SUCCESS) PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    if (r == MPI_SUCCESS) r = make_exchange_comm(comm, &m->xcomm);
     if (info != MPI_INFO_NULL) PMPI_Info_free(&info);
     m->win = win;
     m->rc = r;
@@ -393,7 +484,7 @@ int confirm_fence(WinRecord &w, std::shared_ptr<Remake> *made) {
 // NOTE: a creation that MPI failed because a member died (ULFM refuses it) leaves w as it was: the shrink
 // that death brings makes every survivor recreate at the next fence, those whose creation succeeded too.
 int adopt(WinRecord &w, const Remake &m) {
-  const bool failed = m.rc != MPI_SUCCESS || m.win == MPI_WIN_NULL;
+  const bool failed = m.rc != MPI_SUCCESS || m.win == MPI_WIN_NULL || m.xcomm == MPI_COMM_NULL;
   if (failed && m.on->any_member_failed()) {
     COHORT_LOG_INFO("MPI_Win_fence: making the window again failed (code %d): a member died; at the next fence", m.rc);
     return MPI_SUCCESS;
@@ -406,6 +497,9 @@ int adopt(WinRecord &w, const Remake &m) {
   w.retired.push_back(w.win);
   w.win = m.win;
   w.made_on = m.on;
+  w.xcomm = m.xcomm;  // the old one is left to MPI with the old window (it may hold abandoned requests)
+  w.xabandoned = false;
+  reset_logs(w);
   w.fence_open = false;
   w.left_to_mpi = false;
   ++w.recreations;
@@ -457,21 +551,404 @@ int close_fence_epoch(WinRecord &w) {
   return sync_call(w, -1, [](MPI_Win win) { return PMPI_Win_unlock_all(win); });
 }
 
-int fence(WinRecord &w, int assert) {
+// ---- Fence epochs on messages (wrap/rma_log.hpp) ----
+
+// The predefined datatypes that the exchange carries: those whose size is their extent (no holes), so
+// that `count` elements are count * size contiguous bytes. A code is an index here.
+struct XType {
+  MPI_Datatype type;
+  std::size_t size;
+};
+const std::vector<XType> &xtypes() {
+  static const std::vector<XType> table = [] {
+    const MPI_Datatype all[] = {
+        MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_WCHAR, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT,
+        MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE,
+        MPI_LONG_DOUBLE, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T,
+        MPI_UINT32_T, MPI_UINT64_T, MPI_C_BOOL, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_AINT, MPI_OFFSET,
+        MPI_COUNT, MPI_2INT, MPI_FLOAT_INT};
+    std::vector<XType> t;
+    for (MPI_Datatype d : all) {
+      int size = 0;
+      MPI_Aint lb = 0, extent = 0;
+      if (d == MPI_DATATYPE_NULL || PMPI_Type_size(d, &size) != MPI_SUCCESS ||
+          PMPI_Type_get_extent(d, &lb, &extent) != MPI_SUCCESS || size <= 0 || lb != 0 || extent != size)
+        continue;
+      t.push_back(XType{d, static_cast<std::size_t>(size)});
+    }
+    return t;
+  }();
+  return table;
+}
+
+// The datatype's code, or -1 when the exchange does not carry it.
+int xtype(MPI_Datatype d) {
+  const std::vector<XType> &t = xtypes();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].type == d) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::size_t xsize(int code) {
+  const std::vector<XType> &t = xtypes();
+  return code >= 0 && static_cast<std::size_t>(code) < t.size() ? t[static_cast<std::size_t>(code)].size : 0;
+}
+
+// The predefined operations, by code (rma_log::kOpReplace and rma_log::kOpNoOp first).
+const std::vector<MPI_Op> &xops() {
+  static const std::vector<MPI_Op> ops = {MPI_REPLACE, MPI_NO_OP, MPI_SUM,  MPI_PROD, MPI_MAX,    MPI_MIN,   MPI_LAND,
+                                          MPI_LOR,     MPI_LXOR,  MPI_BAND, MPI_BOR,  MPI_BXOR,   MPI_MAXLOC, MPI_MINLOC};
+  return ops;
+}
+
+int xop(MPI_Op op) {
+  const std::vector<MPI_Op> &t = xops();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == op) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const rma_log::Apply &xapply() {
+  static const rma_log::Apply fx = [] {
+    rma_log::Apply a;
+    a.elem_size = [](int type) { return xsize(type); };
+    a.accumulate = [](int type, int op, const void *in, void *inout, int count) {
+      if (xsize(type) == 0 || op < 0 || static_cast<std::size_t>(op) >= xops().size()) return false;
+      return PMPI_Reduce_local(in, inout, count, xtypes()[static_cast<std::size_t>(type)].type,
+                               xops()[static_cast<std::size_t>(op)]) == MPI_SUCCESS;
+    };
+    return a;
+  }();
+  return fx;
+}
+
+// True while the window is in cohort's fence epoch: its operations on the exchange's datatypes are logged.
+bool exchanged(const WinRecord &w) {
+  return w.fence_open && !w.lock_all && w.locked.empty() && w.xcomm != MPI_COMM_NULL;
+}
+
+// Logs one operation to target for the next fence: to a dead target, the policy; to MPI_PROC_NULL, nothing.
+// `result`/`result_bytes`: where the fetched data goes (0: the operation fetches nothing).
+int log_op(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, rma_log::Kind kind, int type, int op, int count,
+           MPI_Aint disp, const void *payload, std::size_t bytes, const void *payload2, std::size_t bytes2,
+           void *result, std::size_t result_bytes) {
+  int sub = sub_target(w, target);
+  if (sub == kDeadTarget) return dead_target(w, handle, send, info(id).name, target);
+  if (sub == MPI_PROC_NULL) return MPI_SUCCESS;
+  rma_log::append(&w.x->out[static_cast<std::size_t>(sub)], kind, type, op, count, static_cast<std::int64_t>(disp), payload,
+              bytes, payload2, bytes2);
+  if (result_bytes > 0) w.x->fetch[static_cast<std::size_t>(sub)].push_back(Fetch{result, result_bytes, id, target});
+  cohort::inject::point(posted_hook(id));
+  return MPI_SUCCESS;
+}
+
+// A put of at least kBulkBytes is a bulk put: its data goes from the program's buffer straight into the
+// target's memory as a message of its own (no copy on either side), where a smaller one is copied into the
+// log (one message per target per fence, whatever the number of operations).
+constexpr std::size_t kBulkBytes = 4096;
+
+int log_bulk_put(WinRecord &w, MPI_Win handle, int target, int type, int count, MPI_Aint disp, const void *data,
+                 std::size_t bytes) {
+  int sub = sub_target(w, target);
+  if (sub == kDeadTarget) return dead_target(w, handle, true, info(CallId::MPI_Put).name, target);
+  if (sub == MPI_PROC_NULL) return MPI_SUCCESS;
+  rma_log::append_bulk_put(&w.x->out[static_cast<std::size_t>(sub)], type, count, static_cast<std::int64_t>(disp));
+  w.x->bulk[static_cast<std::size_t>(sub)].push_back(Bulk{data, bytes});
+  cohort::inject::point(posted_hook(CallId::MPI_Put));
+  return MPI_SUCCESS;
+}
+
+std::mutex g_lost_mu;
+std::vector<std::shared_ptr<Exchange>> g_lost_exchanges;  // guarded by g_lost_mu
+
+constexpr int kLogTag = 1;
+constexpr int kLogRestTag = 4;
+constexpr int kBulkTag = 2;
+constexpr int kReplyTag = 3;
+
+// Peer state in one round of the exchange: its one receive whose size is not known in advance (round 1's
+// log) or known (round 2's reply).
+enum class Peer : std::uint8_t { waiting, receiving, receiving_rest, received, lost };
+
+// One fence's exchange (wrap/rma_log.hpp), on the fence's stack. The constructor posts the receive of every
+// live member's log, then sends each its log; progress() advances the receipt of theirs (one pass; the fence
+// calls it while the survivors confirm, so that bulk data flows meanwhile); finish() completes that, applies
+// the logs to this rank's memory in member order, then exchanges the replies of the operations that fetch,
+// and returns MPI_SUCCESS or the policy's result for a fetch whose target died before it replied.
+class FenceExchange {
+ public:
+  FenceExchange(WinRecord &w, MPI_Win handle)
+      : w_(w), handle_(handle), map_(w.made_on->map), n_(map_.sub_size()), me_(w.made_on->rank), x_(*w.x),
+        mem_{static_cast<char *>(w.base), static_cast<std::int64_t>(w.size), w.disp_unit} {
+    state_.assign(static_cast<std::size_t>(n_), Peer::waiting);
+    settled_.assign(static_cast<std::size_t>(n_), false);
+    for (int s = 0; s < n_; ++s) {
+      if (s == me_) {
+        state_[s] = Peer::received;
+        continue;
+      }
+      if (w_.alias->known_failed(map_.to_alias(s))) {
+        state_[s] = Peer::lost;
+        continue;
+      }
+      if (x_.in_cap[s] < kLogInline) {
+        x_.in[s].reset(new char[kLogInline]);
+        x_.in_cap[s] = kLogInline;
+      }
+      int rc = PMPI_Irecv(x_.in[s].get(), static_cast<int>(kLogInline), MPI_BYTE, s, kLogTag, w_.xcomm, &x_.recv[s]);
+      if (rc != MPI_SUCCESS) {
+        state_[s] = Peer::lost;
+        continue;
+      }
+      state_[s] = Peer::receiving;
+    }
+    for (int s = 0; s < n_; ++s) {
+      if (s == me_ || state_[s] == Peer::lost) continue;
+      std::vector<char> &log = x_.out[s];
+      std::uint64_t total = log.size();
+      std::memcpy(log.data(), &total, kLogPrefix);
+      std::size_t first = std::min<std::size_t>(log.size(), kLogInline);
+      x_.more[s].push_back(MPI_REQUEST_NULL);
+      int rc = PMPI_Isend(log.data(), static_cast<int>(first), MPI_BYTE, s, kLogTag, w_.xcomm, &x_.more[s].back());
+      if (rc == MPI_SUCCESS && log.size() > first) {
+        x_.more[s].push_back(MPI_REQUEST_NULL);
+        rc = PMPI_Isend(log.data() + first, static_cast<int>(log.size() - first), MPI_BYTE, s, kLogRestTag, w_.xcomm,
+                        &x_.more[s].back());
+      }
+      for (const Bulk &b : x_.bulk[s]) {
+        if (rc != MPI_SUCCESS) break;
+        x_.more[s].push_back(MPI_REQUEST_NULL);
+        rc = PMPI_Isend(b.addr, static_cast<int>(b.bytes), MPI_BYTE, s, kBulkTag, w_.xcomm, &x_.more[s].back());
+      }
+      if (rc != MPI_SUCCESS) {
+        state_[s] = Peer::lost;  // (MPI failed a call with it, as ULFM does for a dead peer)
+        abandoned_ = true;       // its receive, perhaps a send, stay with MPI
+      }
+    }
+  }
+
+  void progress() { pass(true); }
+
+  int finish() {
+    wait([this] { return pass(true); });
+    apply_logs();
+    int rc = replies();
+    if (abandoned_) {
+      w_.xabandoned = true;
+      std::lock_guard<std::mutex> lock(g_lost_mu);
+      g_lost_exchanges.push_back(std::move(w_.x));  // (w_.x is then empty: reset_logs makes a new one)
+    }
+    reset_logs(w_);
+    return rc;
+  }
+
+ private:
+  // One pass over the members of the current round (round 1 when `logs`): true when every one is settled:
+  // its receive completed and every request in more[s] (sends, bulk receives) too, or it is lost (known dead
+  // after the failure grace, or MPI failed a call with it, as under ULFM: its requests are then left to MPI).
+  bool pass(bool logs) {
+    std::vector<MPI_Request> &recv = logs ? x_.recv : x_.rrecv;
+    std::vector<std::vector<MPI_Request>> &more = logs ? x_.more : x_.rmore;
+    bool all = true;
+    for (int s = 0; s < n_; ++s) {
+      if (settled_[s]) continue;
+      int rc = MPI_SUCCESS;
+      if (state_[s] == Peer::receiving || state_[s] == Peer::receiving_rest) {
+        int flag = 0;
+        bool rest = state_[s] == Peer::receiving_rest;
+        rc = PMPI_Test(&recv[s], &flag, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS && flag) {
+          state_[s] = Peer::received;
+          if (logs && !rest) rc = receive_rest(s);
+          if (rc == MPI_SUCCESS && state_[s] == Peer::received && logs) rc = post_bulk(s);
+        }
+      }
+      int flag = 1;
+      if (rc == MPI_SUCCESS && !more[s].empty()) {
+        rc = PMPI_Testall(static_cast<int>(more[s].size()), more[s].data(), &flag, MPI_STATUSES_IGNORE);
+      }
+      bool lost = rc != MPI_SUCCESS;
+      if (lost) {
+        COHORT_LOG_INFO("MPI_Win_fence: MPI failed the exchange with rank %d (code %d): taken as dead",
+                        map_.to_alias(s), rc);
+      } else if (state_[s] == Peer::received && flag) {
+        settled_[s] = true;
+        continue;
+      } else {
+        lost = state_[s] == Peer::lost || (w_.alias->known_failed(map_.to_alias(s)) && failure_grace_over());
+      }
+      if (lost) {
+        if (state_[s] == Peer::receiving || !flag || rc != MPI_SUCCESS) abandoned_ = true;
+        state_[s] = Peer::lost;
+        settled_[s] = true;
+        continue;
+      }
+      all = false;
+    }
+    return all;
+  }
+
+  template <typename Done>
+  void wait(Done done) {
+    Watch watch;
+    watch.join_repairs = true;  // a survivor one fence behind may wait for this rank in its repair
+    wait_until(done, watch);
+  }
+
+  // Round 1: member s's log arrived (its first kLogInline bytes): its length, and the receive of the rest.
+  int receive_rest(int s) {
+    std::uint64_t total = 0;
+    std::memcpy(&total, x_.in[s].get(), kLogPrefix);
+    if (total < kLogPrefix) total = kLogPrefix;  // (malformed: an empty log)
+    x_.in_len[s] = static_cast<std::size_t>(total);
+    if (total <= kLogInline) return MPI_SUCCESS;
+    if (x_.in_cap[s] < total) {
+      std::unique_ptr<char[]> bigger(new char[total]);
+      std::memcpy(bigger.get(), x_.in[s].get(), kLogInline);
+      x_.in[s] = std::move(bigger);
+      x_.in_cap[s] = static_cast<std::size_t>(total);
+    }
+    int rc = PMPI_Irecv(x_.in[s].get() + kLogInline, static_cast<int>(total - kLogInline), MPI_BYTE, s, kLogRestTag,
+                        w_.xcomm, &x_.recv[s]);
+    if (rc == MPI_SUCCESS) state_[s] = Peer::receiving_rest;
+    return rc;
+  }
+
+  // Round 1: the bulk puts' data of member s's log, straight into this rank's memory (in log order: MPI
+  // keeps the order of messages between two ranks with the same tag).
+  int post_bulk(int s) {
+    for (const rma_log::Region &r :
+         rma_log::bulk_regions(x_.in[s].get() + kLogPrefix, x_.in_len[s] - kLogPrefix, mem_, xapply())) {
+      char *to = nullptr;
+      if (r.offset >= 0) {
+        to = mem_.base + r.offset;
+      } else {
+        x_.scratch[s].resize(std::max(x_.scratch[s].size(), r.bytes));
+        to = x_.scratch[s].data();
+      }
+      x_.more[s].push_back(MPI_REQUEST_NULL);
+      int rc = PMPI_Irecv(to, static_cast<int>(r.bytes), MPI_BYTE, s, kBulkTag, w_.xcomm, &x_.more[s].back());
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+  }
+
+  // Every received log, in member order (this rank's own to itself at its place; its bulk puts too).
+  void apply_logs() {
+    for (int s = 0; s < n_; ++s) {
+      if (state_[s] != Peer::received) continue;
+      const char *log = (s == me_ ? x_.out[s].data() : x_.in[s].get()) + kLogPrefix;
+      std::size_t len = (s == me_ ? x_.out[s].size() : x_.in_len[s]) - kLogPrefix;
+      if (s == me_ && !x_.bulk[s].empty()) {
+        std::size_t i = 0;
+        for (const rma_log::Region &r : rma_log::bulk_regions(log, len, mem_, xapply())) {
+          if (r.offset >= 0 && i < x_.bulk[s].size()) std::memmove(mem_.base + r.offset, x_.bulk[s][i].addr, r.bytes);
+          ++i;
+        }
+      }
+      std::string error = rma_log::apply(log, len, mem_, xapply(), &x_.reply[s]);
+      if (!error.empty())
+        COHORT_LOG_ERROR("MPI_Win_fence: an RMA operation from rank %d: %s; skipped", map_.to_alias(s), error.c_str());
+    }
+  }
+
+  // Round 2: the replies, only between an origin that fetched and its target (both know); then the fetched
+  // data into the program's buffers.
+  int replies() {
+    std::vector<Peer> logs_state = state_;
+    bool round2 = false;
+    for (int s = 0; s < n_; ++s) {
+      std::size_t expected = 0;
+      for (const Fetch &f : x_.fetch[s]) expected += f.bytes;
+      state_[s] = Peer::received;
+      settled_[s] = false;
+      if (s == me_) {
+        x_.got[s] = x_.reply[s];
+        continue;
+      }
+      if (logs_state[s] == Peer::lost) {
+        if (expected > 0) state_[s] = Peer::lost;
+        continue;
+      }
+      if (!x_.reply[s].empty()) {
+        round2 = true;
+        x_.rmore[s].push_back(MPI_REQUEST_NULL);
+        PMPI_Isend(x_.reply[s].data(), static_cast<int>(x_.reply[s].size()), MPI_BYTE, s, kReplyTag, w_.xcomm,
+                   &x_.rmore[s].back());
+      }
+      if (expected > 0) {
+        round2 = true;
+        x_.got[s].resize(expected);
+        state_[s] = PMPI_Irecv(x_.got[s].data(), static_cast<int>(expected), MPI_BYTE, s, kReplyTag, w_.xcomm,
+                               &x_.rrecv[s]) == MPI_SUCCESS
+                        ? Peer::receiving
+                        : Peer::lost;
+      }
+    }
+    if (round2) wait([this] { return pass(false); });
+    int rc = MPI_SUCCESS;
+    for (int s = 0; s < n_; ++s) {
+      if (x_.fetch[s].empty()) continue;
+      if (state_[s] != Peer::received) {
+        // The target died before its reply came: what the call would have returned is lost.
+        const Fetch &f = x_.fetch[s].front();
+        int r = dead_target(w_, handle_, false, info(f.id).name, f.target);
+        if (rc == MPI_SUCCESS) rc = r;
+        continue;
+      }
+      std::size_t at = 0;
+      for (const Fetch &f : x_.fetch[s]) {
+        std::memcpy(f.addr, x_.got[s].data() + at, f.bytes);
+        at += f.bytes;
+      }
+    }
+    return rc;
+  }
+
+  WinRecord &w_;
+  MPI_Win handle_;
+  const RankMap &map_;
+  const int n_, me_;
+  Exchange &x_;
+  rma_log::Memory mem_;
+  std::vector<Peer> state_;
+  std::vector<bool> settled_;
+  bool abandoned_ = false;
+};
+
+int fence(WinRecord &w, MPI_Win handle, int assert) {
+  // NOTE: every member exchanges at the same fences: fence_open changes at the same fences everywhere, and
+  // MPI_MODE_NOPRECEDE is given by all members or none (MPI-3.1, section 11.5.5).
+  // The exchange's messages travel while the survivors confirm; its logs are applied after the
+  // confirmation, before the window may be made again (adopt) and before the fence returns.
+  std::optional<FenceExchange> x;
+  if (w.fence_open && (assert & MPI_MODE_NOPRECEDE) == 0) x.emplace(w, handle);
   int rc = w.fence_open ? complete_epoch(w) : MPI_SUCCESS;
-  if (rc != MPI_SUCCESS) return rc;
+  if (rc != MPI_SUCCESS) {
+    if (x) x->finish();
+    return rc;
+  }
   if (w.fence_open) PMPI_Win_sync(w.win);
   std::shared_ptr<Remake> made;
-  rc = confirm_fence(w, &made);
+  {
+    ThreadPollHook hook(x ? std::function<void()>([&x] { x->progress(); }) : std::function<void()>());
+    rc = confirm_fence(w, &made);
+  }
+  int xrc = x ? x->finish() : MPI_SUCCESS;
   if (rc == MPI_SUCCESS && made) rc = adopt(w, *made);
   if (rc != MPI_SUCCESS) return rc;
   if (w.fence_open) PMPI_Win_sync(w.win);
-  if ((assert & MPI_MODE_NOSUCCEED) != 0) return close_fence_epoch(w);
+  if ((assert & MPI_MODE_NOSUCCEED) != 0) {
+    rc = close_fence_epoch(w);
+    return rc != MPI_SUCCESS ? rc : xrc;
+  }
   if (!w.fence_open) {
     rc = PMPI_Win_lock_all(MPI_MODE_NOCHECK, w.win);
     w.fence_open = rc == MPI_SUCCESS;
   }
-  return rc;
+  return rc != MPI_SUCCESS ? rc : xrc;
 }
 
 // Looks up the program's window; for the RMA entry points below.
@@ -586,6 +1063,7 @@ extern "C" int __wrap_MPI_Win_free(MPI_Win *win) {
     rc = sync_call(*w, -1, [](MPI_Win sub) { return PMPI_Win_free(&sub); });
     whole = !w->left_to_mpi;
   }
+  if (whole && !w->xabandoned && w->xcomm != MPI_COMM_NULL) PMPI_Comm_free(&w->xcomm);
   if (whole && w->owns_memory && w->retired.empty()) PMPI_Free_mem(w->base);
   if (w->info != MPI_INFO_NULL) PMPI_Info_free(&w->info);
   {
@@ -599,7 +1077,7 @@ extern "C" int __wrap_MPI_Win_free(MPI_Win *win) {
 extern "C" int __wrap_MPI_Win_fence(int assert, MPI_Win win) {
   count_call(CallId::MPI_Win_fence);
   COHORT_WIN_OR_PASS(PMPI_Win_fence(assert, win))
-  return fence(*w, assert);
+  return fence(*w, win, assert);
 }
 
 extern "C" int __wrap_MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
@@ -682,6 +1160,15 @@ extern "C" int __wrap_MPI_Put(const void *origin_addr, int origin_count, MPI_Dat
   count_call(CallId::MPI_Put);
   COHORT_WIN_OR_PASS(PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                               target_datatype, win))
+  if (exchanged(*w)) {
+    int ot = xtype(origin_datatype), tt = xtype(target_datatype);
+    std::size_t bytes = static_cast<std::size_t>(origin_count) * xsize(ot);
+    if (ot >= 0 && tt >= 0 && origin_count >= 0 && target_count >= 0 &&
+        bytes == static_cast<std::size_t>(target_count) * xsize(tt))
+      return bytes >= kBulkBytes ? log_bulk_put(*w, win, target_rank, tt, target_count, target_disp, origin_addr, bytes)
+                                 : log_op(*w, win, CallId::MPI_Put, true, target_rank, rma_log::Kind::put, tt, 0,
+                                          target_count, target_disp, origin_addr, bytes, nullptr, 0, nullptr, 0);
+  }
   int rc = rma(*w, win, CallId::MPI_Put, true, target_rank, predefined({origin_datatype, target_datatype}), [=](int sub, MPI_Win s) {
     return PMPI_Put(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count, target_datatype, s);
   });
@@ -693,6 +1180,14 @@ extern "C" int __wrap_MPI_Get(void *origin_addr, int origin_count, MPI_Datatype 
   count_call(CallId::MPI_Get);
   COHORT_WIN_OR_PASS(PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                               target_datatype, win))
+  if (exchanged(*w)) {
+    int ot = xtype(origin_datatype), tt = xtype(target_datatype);
+    std::size_t bytes = static_cast<std::size_t>(origin_count) * xsize(ot);
+    if (ot >= 0 && tt >= 0 && origin_count >= 0 && target_count >= 0 &&
+        bytes == static_cast<std::size_t>(target_count) * xsize(tt))
+      return log_op(*w, win, CallId::MPI_Get, false, target_rank, rma_log::Kind::get, tt, 0, target_count, target_disp,
+                    nullptr, 0, nullptr, 0, origin_addr, bytes);
+  }
   return rma(*w, win, CallId::MPI_Get, false, target_rank, predefined({origin_datatype, target_datatype}), [=](int sub, MPI_Win s) {
     return PMPI_Get(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count, target_datatype, s);
   });
@@ -704,6 +1199,15 @@ extern "C" int __wrap_MPI_Accumulate(const void *origin_addr, int origin_count, 
   count_call(CallId::MPI_Accumulate);
   COHORT_WIN_OR_PASS(PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                      target_count, target_datatype, op, win))
+  if (exchanged(*w)) {
+    int tt = xtype(target_datatype), code = xop(op);
+    bool none = code == rma_log::kOpNoOp;
+    if (tt >= 0 && code >= 0 && target_count >= 0 && (none || (origin_datatype == target_datatype && origin_count == target_count))) {
+      std::size_t bytes = none ? 0 : static_cast<std::size_t>(target_count) * xsize(tt);
+      return log_op(*w, win, CallId::MPI_Accumulate, true, target_rank, rma_log::Kind::accumulate, tt, code, target_count,
+                    target_disp, origin_addr, bytes, nullptr, 0, nullptr, 0);
+    }
+  }
   return rma(*w, win, CallId::MPI_Accumulate, true, target_rank, false, [=](int sub, MPI_Win s) {
     return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count,
                            target_datatype, op, s);
@@ -718,6 +1222,16 @@ extern "C" int __wrap_MPI_Get_accumulate(const void *origin_addr, int origin_cou
   COHORT_WIN_OR_PASS(PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                          result_datatype, target_rank, target_disp, target_count, target_datatype,
                                          op, win))
+  if (exchanged(*w)) {
+    int tt = xtype(target_datatype), code = xop(op);
+    bool none = code == rma_log::kOpNoOp;
+    if (tt >= 0 && code >= 0 && target_count >= 0 && result_datatype == target_datatype && result_count == target_count &&
+        (none || (origin_datatype == target_datatype && origin_count == target_count))) {
+      std::size_t span = static_cast<std::size_t>(target_count) * xsize(tt);
+      return log_op(*w, win, CallId::MPI_Get_accumulate, false, target_rank, rma_log::Kind::get_accumulate, tt, code,
+                    target_count, target_disp, origin_addr, none ? 0 : span, nullptr, 0, result_addr, span);
+    }
+  }
   return rma(*w, win, CallId::MPI_Get_accumulate, false, target_rank, false, [=](int sub, MPI_Win s) {
     return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                result_datatype, sub, target_disp, target_count, target_datatype, op, s);
@@ -728,6 +1242,14 @@ extern "C" int __wrap_MPI_Fetch_and_op(const void *origin_addr, void *result_add
                                        int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   count_call(CallId::MPI_Fetch_and_op);
   COHORT_WIN_OR_PASS(PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win))
+  if (exchanged(*w)) {
+    int tt = xtype(datatype), code = xop(op);
+    if (tt >= 0 && code >= 0) {
+      std::size_t span = xsize(tt);
+      return log_op(*w, win, CallId::MPI_Fetch_and_op, false, target_rank, rma_log::Kind::get_accumulate, tt, code, 1,
+                    target_disp, origin_addr, code == rma_log::kOpNoOp ? 0 : span, nullptr, 0, result_addr, span);
+    }
+  }
   return rma(*w, win, CallId::MPI_Fetch_and_op, false, target_rank, false, [=](int sub, MPI_Win s) {
     return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, sub, target_disp, op, s);
   });
@@ -739,6 +1261,14 @@ extern "C" int __wrap_MPI_Compare_and_swap(const void *origin_addr, const void *
   count_call(CallId::MPI_Compare_and_swap);
   COHORT_WIN_OR_PASS(PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank,
                                            target_disp, win))
+  if (exchanged(*w)) {
+    int tt = xtype(datatype);
+    if (tt >= 0) {
+      std::size_t span = xsize(tt);
+      return log_op(*w, win, CallId::MPI_Compare_and_swap, false, target_rank, rma_log::Kind::compare_and_swap, tt, 0, 1,
+                    target_disp, origin_addr, span, compare_addr, span, result_addr, span);
+    }
+  }
   return rma(*w, win, CallId::MPI_Compare_and_swap, false, target_rank, false, [=](int sub, MPI_Win s) {
     return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, sub, target_disp, s);
   });

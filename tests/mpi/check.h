@@ -35,9 +35,9 @@ static inline void sleep_ms(long ms) {
 /* A set of ranks written "1+2+5" (the fault tests' STEP arguments), as a bit mask (bit r = rank r). */
 static inline unsigned parse_ranks(const char *s) {
   unsigned m = 0;
-  while (*s) {
+  while (*s && *s != ',') {
     m |= 1u << atoi(s);
-    while (*s && *s != '+') ++s;
+    while (*s && *s != '+' && *s != ',') ++s;
     if (*s == '+') ++s;
   }
   return m;
@@ -54,15 +54,17 @@ static inline unsigned parse_ranks(const char *s) {
     }                                                                                   \
   } while (0)
 
-/* One STEP argument of the fault tests: none | before:V[+V...] | during:V[+V...]. Sets the ranks killed
- * right before the step (*before) and those that may die during it (*may); the rank in *before kills
- * itself here. (Uses CHECK, below.) */
+/* One STEP argument of the fault tests: none | before:V[+V...] | during:V[+V...] | before:V[+V...],during:V[+V...].
+ * Sets the ranks killed right before the step (*before) and those that may die during it (*may); the rank
+ * in *before kills itself here. (Uses CHECK, below.) */
 #define PARSE_STEP(arg, rank, before, may)                                              \
   do {                                                                                  \
     *(before) = 0;                                                                      \
     *(may) = 0;                                                                         \
-    if (!strncmp((arg), "before:", 7)) *(before) = parse_ranks((arg) + 7);              \
-    else if (!strncmp((arg), "during:", 7)) *(may) = parse_ranks((arg) + 7);            \
+    if (!strncmp((arg), "before:", 7)) {                                                \
+      *(before) = parse_ranks((arg) + 7);                                               \
+      if (strstr((arg), ",during:")) *(may) = parse_ranks(strstr((arg), ",during:") + 8); \
+    } else if (!strncmp((arg), "during:", 7)) *(may) = parse_ranks((arg) + 7);            \
     else CHECK(!strcmp((arg), "none"), "bad step '%s'", (arg));                         \
     if ((*(before) >> (rank)) & 1) raise(SIGKILL);                                      \
   } while (0)

@@ -4,14 +4,16 @@
  *   win_faults equiv
  *       the same RMA sequence (Win_allocate and Win_create; fence, lock, lock_all; Put, Get, Accumulate,
  *       Get_accumulate, Fetch_and_op, Compare_and_swap, Rput, Rget) on MPI_COMM_WORLD (protected) and on a
- *       communicator cohort did not create (raw MPI): the same window contents and results at every rank.
+ *       communicator cohort did not create (raw MPI): the same window contents and results at every rank;
+ *       then, through cohort only, fence epochs with a bulk put, puts to oneself and MPI_PROC_NULL, atomics,
+ *       fetches and MPI_NO_OP, checked against the values MPI defines.
  *   win_faults MODE STEP...
  *     MODE   fence | lock, or fence_known | lock_known: the survivors pass an MPI_Barrier after a
  *            "before" kill, and before the step that follows a "during" kill, so that they know the dead
  *            before their RMA calls (RMA to a rank that died but is not yet known dead can hang: README,
  *            "Windows"; a rank killed inside a fence's confirmation can leave survivors that returned from
  *            the fence before they knew)
- *     STEP   none | before:V[+V...] | during:V[+V...] (as tests/mpi/file_faults.c)
+ *     STEP   none | before:V[+V...] | during:V[+V...] | before:V,during:V (tests/mpi/check.h)
  *
  * At step s every live rank r puts V(s, r) = s * 1000 + r + 1 into slot s * size + r of every rank's window
  * (a fence epoch, or lock/unlock per target) and adds it to the step's counter slot with MPI_Accumulate.
@@ -114,6 +116,52 @@ static void sequence(MPI_Comm comm, long *out, int nout) {
   MPI_Free_mem(b);
 }
 
+/* Fence epochs as cohort carries them, checked against the values MPI defines (not against raw MPI: Open MPI
+ * 4.1.4's osc/rdma crashes in MPI_Win_fence after atomics in a fence epoch, raw MPI alone). */
+static void fence_block(MPI_Comm comm) {
+  int next = (rank + 1) % size;
+  long one = 1;
+  /* Two-sided messages (wrap/rma_log.hpp): a put above its bulk threshold (8 KiB), a log longer than one
+   * message (600 small puts), a put to oneself and to MPI_PROC_NULL, atomics and fetches (one origin per
+   * target location, so the results do not depend on the order between origins), MPI_NO_OP, MPI_REPLACE. */
+  enum { BIG = 1024, MANY = 600 }; /* MANY one-long puts: a log of about 24 KB, sent in two messages */
+  long *c = NULL, *blk = malloc(BIG * sizeof(long));
+  MPI_Win wc;
+  CHECK(MPI_Win_allocate((MPI_Aint)(2 * BIG + 16 + MANY) * (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, comm,
+                         &c, &wc) == MPI_SUCCESS,
+        "Win_allocate (fence block)");
+  for (int i = 0; i < 2 * BIG + 16 + MANY; ++i) c[i] = 0;
+  long *many = malloc(MANY * sizeof(long));
+  for (int i = 0; i < MANY; ++i) many[i] = rank * 1000L + i;
+  for (int i = 0; i < BIG; ++i) blk[i] = rank * 100000L + i;
+  long me5 = 5 + rank, fo = -1, fn = -1, cas_old = -1, cas_new = 100 + rank, cas_cmp = 0, gacc = -1, mx = rank;
+  MPI_Win_fence(MPI_MODE_NOPRECEDE, wc);
+  MPI_Put(blk, BIG, MPI_LONG, next, 0, BIG, MPI_LONG, wc);
+  MPI_Put(&me5, 1, MPI_LONG, rank, 2 * BIG, 1, MPI_LONG, wc);
+  MPI_Put(&me5, 1, MPI_LONG, MPI_PROC_NULL, 0, 1, MPI_LONG, wc);
+  MPI_Fetch_and_op(&one, &fo, MPI_LONG, next, 2 * BIG + 1, MPI_SUM, wc);
+  MPI_Accumulate(&mx, 1, MPI_LONG, 0, 2 * BIG + 2, 1, MPI_LONG, MPI_MAX, wc);
+  MPI_Compare_and_swap(&cas_new, &cas_cmp, &cas_old, MPI_LONG, next, 2 * BIG + 3, wc);
+  for (int i = 0; i < MANY; ++i) MPI_Put(&many[i], 1, MPI_LONG, next, 2 * BIG + 16 + i, 1, MPI_LONG, wc);
+  MPI_Win_fence(0, wc);
+  MPI_Fetch_and_op(&one, &fn, MPI_LONG, next, 2 * BIG + 1, MPI_NO_OP, wc);
+  MPI_Get_accumulate(&one, 1, MPI_LONG, &gacc, 1, MPI_LONG, next, 2 * BIG + 3, 1, MPI_LONG, MPI_REPLACE, wc);
+  MPI_Get(blk, 4, MPI_LONG, next, BIG - 2, 4, MPI_LONG, wc);
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, wc);
+  int prev = (rank + size - 1) % size, bulk_ok = 1;
+  for (int i = 0; i < BIG; ++i) bulk_ok = bulk_ok && c[i] == prev * 100000L + i;
+  for (int i = 0; i < MANY; ++i) bulk_ok = bulk_ok && c[2 * BIG + 16 + i] == prev * 1000L + i;
+  CHECK(bulk_ok && c[2 * BIG + 1] == 1, "fence block: bulk put from rank %d, fetched-and-added slot %ld", prev,
+        c[2 * BIG + 1]);
+  CHECK(c[2 * BIG] == me5 && fo == 0 && fn == 1 && cas_old == 0 && gacc == 100 + rank && c[2 * BIG + 3] == 1 &&
+            blk[0] == rank * 100000L + BIG - 2 && blk[2] == 0 && (rank != 0 || c[2 * BIG + 2] == size - 1),
+        "fence block: self put %ld, fetch_and_op %ld/%ld, cas %ld, get_accumulate %ld, get %ld %ld", c[2 * BIG], fo,
+        fn, cas_old, gacc, blk[0], blk[2]);
+  MPI_Win_free(&wc);
+  free(blk);
+  free(many);
+}
+
 static void equiv(void) {
   MPI_Comm raw;
   PMPI_Comm_dup(MPI_COMM_WORLD, &raw);
@@ -123,6 +171,7 @@ static void equiv(void) {
   sequence(MPI_COMM_WORLD, x, 200);
   sequence(raw, y, 200);
   CHECK(!memcmp(x, y, sizeof x), "window contents differ from raw MPI");
+  fence_block(MPI_COMM_WORLD);
   CHECK(x[size] == 10L * size + (long)size * (size - 1) / 2, "accumulated %ld", x[size]);
   int prev = (rank + size - 1) % size, n = 6 * size;
   CHECK(x[4 * size + prev] == 50 + prev && x[n + 4 * size + prev] == 1000 + prev && x[n + 5 * size + prev] == 2000 + prev,

@@ -18,7 +18,7 @@
 //   - Fence epochs travel as two-sided messages (wrap/rma_log.hpp): between two fences, operations on
 //     predefined datatypes go into a log per target; at the fence every member sends each live member its
 //     log and applies the logs it receives, fetched data comes back in a second round, all nonblocking
-//     and polled with the detector (exchange()). Then the survivors confirm through the driver and
+//     and polled with the detector (FenceExchange), while the survivors confirm through the driver; then
 //     MPI_Win_sync. No MPI RMA call, no helper thread, no flush that a dying target could hold.
 //     Other operations in a fence epoch (derived datatypes, MPI_Rput, MPI_Rget) use cohort's
 //     passive-target epoch (MPI_Win_lock_all with MPI_MODE_NOCHECK, opened at the first fence), flushed at
@@ -362,13 +362,13 @@ int make_exchange_comm(MPI_Comm comm, MPI_Comm *xcomm) {
   return rc;
 }
 
-// Empty exchange logs, one per member of the substitute the window was made on.
 // A log message starts with its length in bytes (this prefix included); the first kLogInline bytes travel
 // in one message whose receive every member posts at the start of the fence, the rest (rare: a few hundred
 // small operations to one target) in a second one posted once the first told its length.
 constexpr std::size_t kLogPrefix = sizeof(std::uint64_t);
 constexpr std::size_t kLogInline = 8192;
 
+// Empty exchange logs, one per member of the substitute the window was made on (w.x made if none).
 void reset_logs(WinRecord &w) {
   std::size_t n = static_cast<std::size_t>(w.made_on->map.sub_size());
   if (!w.x) w.x = std::make_shared<Exchange>();
@@ -629,19 +629,28 @@ bool exchanged(const WinRecord &w) {
   return w.fence_open && !w.lock_all && w.locked.empty() && w.xcomm != MPI_COMM_NULL;
 }
 
-// Logs one operation to target for the next fence: to a dead target, the policy; to MPI_PROC_NULL, nothing.
-// `result`/`result_bytes`: where the fetched data goes (0: the operation fetches nothing).
-int log_op(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, rma_log::Kind kind, int type, int op, int count,
-           MPI_Aint disp, const void *payload, std::size_t bytes, const void *payload2, std::size_t bytes2,
-           void *result, std::size_t result_bytes) {
+// A call logged for the next fence: to a dead target, the policy; to MPI_PROC_NULL, nothing; else
+// add(substitute rank) logs it.
+template <typename Add>
+int log_call(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, Add add) {
   int sub = sub_target(w, target);
   if (sub == kDeadTarget) return dead_target(w, handle, send, info(id).name, target);
   if (sub == MPI_PROC_NULL) return MPI_SUCCESS;
-  rma_log::append(&w.x->out[static_cast<std::size_t>(sub)], kind, type, op, count, static_cast<std::int64_t>(disp), payload,
-              bytes, payload2, bytes2);
-  if (result_bytes > 0) w.x->fetch[static_cast<std::size_t>(sub)].push_back(Fetch{result, result_bytes, id, target});
+  add(static_cast<std::size_t>(sub));
   cohort::inject::point(posted_hook(id));
   return MPI_SUCCESS;
+}
+
+// Logs one operation to target. `result`/`result_bytes`: where the fetched data goes (0: the operation
+// fetches nothing).
+int log_op(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, rma_log::Kind kind, int type, int op, int count,
+           MPI_Aint disp, const void *payload, std::size_t bytes, const void *payload2, std::size_t bytes2,
+           void *result, std::size_t result_bytes) {
+  return log_call(w, handle, id, send, target, [&](std::size_t sub) {
+    rma_log::append(&w.x->out[sub], kind, type, op, count, static_cast<std::int64_t>(disp), payload, bytes, payload2,
+                    bytes2);
+    if (result_bytes > 0) w.x->fetch[sub].push_back(Fetch{result, result_bytes, id, target});
+  });
 }
 
 // A put of at least kBulkBytes is a bulk put: its data goes from the program's buffer straight into the
@@ -651,13 +660,10 @@ constexpr std::size_t kBulkBytes = 4096;
 
 int log_bulk_put(WinRecord &w, MPI_Win handle, int target, int type, int count, MPI_Aint disp, const void *data,
                  std::size_t bytes) {
-  int sub = sub_target(w, target);
-  if (sub == kDeadTarget) return dead_target(w, handle, true, info(CallId::MPI_Put).name, target);
-  if (sub == MPI_PROC_NULL) return MPI_SUCCESS;
-  rma_log::append_bulk_put(&w.x->out[static_cast<std::size_t>(sub)], type, count, static_cast<std::int64_t>(disp));
-  w.x->bulk[static_cast<std::size_t>(sub)].push_back(Bulk{data, bytes});
-  cohort::inject::point(posted_hook(CallId::MPI_Put));
-  return MPI_SUCCESS;
+  return log_call(w, handle, CallId::MPI_Put, true, target, [&](std::size_t sub) {
+    rma_log::append_bulk_put(&w.x->out[sub], type, count, static_cast<std::int64_t>(disp));
+    w.x->bulk[sub].push_back(Bulk{data, bytes});
+  });
 }
 
 std::mutex g_lost_mu;
@@ -668,9 +674,9 @@ constexpr int kLogRestTag = 4;
 constexpr int kBulkTag = 2;
 constexpr int kReplyTag = 3;
 
-// Peer state in one round of the exchange: its one receive whose size is not known in advance (round 1's
-// log) or known (round 2's reply).
-enum class Peer : std::uint8_t { waiting, receiving, receiving_rest, received, lost };
+// A member's state in one round of the exchange: the receive of its log (round 1; receiving_rest: the part
+// beyond kLogInline) or of its reply (round 2).
+enum class Peer : std::uint8_t { receiving, receiving_rest, received, lost };
 
 // One fence's exchange (wrap/rma_log.hpp), on the fence's stack. The constructor posts the receive of every
 // live member's log, then sends each its log; progress() advances the receipt of theirs (one pass; the fence
@@ -682,7 +688,7 @@ class FenceExchange {
   FenceExchange(WinRecord &w, MPI_Win handle)
       : w_(w), handle_(handle), map_(w.made_on->map), n_(map_.sub_size()), me_(w.made_on->rank), x_(*w.x),
         mem_{static_cast<char *>(w.base), static_cast<std::int64_t>(w.size), w.disp_unit} {
-    state_.assign(static_cast<std::size_t>(n_), Peer::waiting);
+    state_.assign(static_cast<std::size_t>(n_), Peer::received);
     settled_.assign(static_cast<std::size_t>(n_), false);
     for (int s = 0; s < n_; ++s) {
       if (s == me_) {

@@ -41,7 +41,7 @@ cohort_mpi_test(win.fault.fence.two_before PART win NP 4 TIMEOUT 60 PASS 2
   ENV ${_wrap_hb} COMMAND ${_wf} fence none before:1+2 none)
 # killed_in_fence carries label ulfm_todo for the Open MPI 5 crash of killed_in_recreation (above): when the
 # kill falls on a fence that makes the window again (the earlier death not yet agreed at the fence before),
-# ULFM fails that MPI_Win_create and Open MPI segfaults in its cleanup (1 run in about 20).
+# ULFM fails that MPI_Win_create and Open MPI segfaults in its cleanup (1 run in 10-20).
 cohort_mpi_test(win.fault.fence.killed_in_fence PART win NP 4 TIMEOUT 60 PASS 2 LABELS ulfm_todo
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=win_fence.posted,hit=4
   COMMAND ${_wf} fence none before:2 during:1 none)

@@ -691,10 +691,7 @@ class FenceExchange {
     state_.assign(static_cast<std::size_t>(n_), Peer::received);
     settled_.assign(static_cast<std::size_t>(n_), false);
     for (int s = 0; s < n_; ++s) {
-      if (s == me_) {
-        state_[s] = Peer::received;
-        continue;
-      }
+      if (s == me_) continue;  // (received: its own log is at hand)
       if (w_.alias->known_failed(map_.to_alias(s))) {
         state_[s] = Peer::lost;
         continue;
@@ -786,7 +783,8 @@ class FenceExchange {
         lost = state_[s] == Peer::lost || (w_.alias->known_failed(map_.to_alias(s)) && failure_grace_over());
       }
       if (lost) {
-        if (state_[s] == Peer::receiving || !flag || rc != MPI_SUCCESS) abandoned_ = true;
+        if (state_[s] == Peer::receiving || state_[s] == Peer::receiving_rest || !flag || rc != MPI_SUCCESS)
+          abandoned_ = true;
         state_[s] = Peer::lost;
         settled_[s] = true;
         continue;

@@ -83,6 +83,11 @@ class PostState : public nbc::OpState {
     return saved_.emplace(recvbuf, count, type, owned_ ? &input_bytes_ : nullptr).data();
   }
   ReceiveSlots *slots(void *buf, Span span) { return &slots_.emplace(buf, span, owned_ ? &slot_bytes_ : nullptr); }
+  /// The call as a point-to-point schedule may run it (CallDesc::small), kept as long as the operation.
+  const small::Call *schedule(const small::Call &call) {
+    schedule_ = call;
+    return &schedule_;
+  }
   /// The scratch of the post on s: the substitute's (blocking), or the attempt's own (one per substitute
   /// posted on: every retry is on a new one).
   PostScratch &scratch(const Substitute &s) {
@@ -95,6 +100,7 @@ class PostState : public nbc::OpState {
   bool owned_;
   std::optional<SavedInput> saved_;
   std::optional<ReceiveSlots> slots_;
+  small::Call schedule_{};
   std::vector<char> input_bytes_, slot_bytes_;
   std::list<std::pair<const Substitute *, PostScratch>> scratch_;
 };
@@ -196,15 +202,18 @@ namespace coll {
 int post_MPI_Barrier(Alias &alias, const CallDesc &call, MPI_Comm) {
   if (call.request == nullptr && hierarchy::applies(alias, MPI_BOR)) return hierarchy::barrier();
   const deferred::Buffers b{deferred::Kind::barrier};
-  const CallDesc c = deferrable(call, b);
+  CallDesc c = deferrable(call, b);
+  c.self_confirming = call.request == nullptr;
   Launch launch(c);
+  c.small = launch.state().schedule({topology::CollKind::barrier});
   return launch.run(alias, [](const Substitute &s, int, MPI_Request *req) { return PMPI_Ibarrier(s.comm, req); });
 }
 
 int post_MPI_Bcast(Alias &alias, const CallDesc &call, void *buf, int count, MPI_Datatype type, int, MPI_Comm) {
   const deferred::Buffers b{deferred::Kind::bcast, buf, buf, count, type};
-  const CallDesc c = deferrable(call, b);
+  CallDesc c = deferrable(call, b);
   Launch launch(c);
+  c.small = launch.state().schedule({topology::CollKind::bcast, buf, buf, count, type});
   return launch.run(alias, [=](const Substitute &s, int r, MPI_Request *req) {
     return PMPI_Ibcast(buf, count, type, r, s.comm, req);
   });
@@ -213,10 +222,11 @@ int post_MPI_Bcast(Alias &alias, const CallDesc &call, void *buf, int count, MPI
 int post_MPI_Reduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
                     MPI_Datatype type, MPI_Op op, int, MPI_Comm) {
   const deferred::Buffers b{deferred::Kind::reduce, sendbuf, recvbuf, count, type, op};
-  const CallDesc c = deferrable(call, b);
+  CallDesc c = deferrable(call, b);
   Launch launch(c);
   PostState &x = launch.state();
   const void *in = x.input(sendbuf, recvbuf, count, type);  // MPI_IN_PLACE is only valid at the root
+  c.small = x.schedule({topology::CollKind::reduce, in, recvbuf, count, type, op});
   return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     return PMPI_Ireduce(in, recvbuf, count, type, op, r, s.comm, req);
   });
@@ -228,10 +238,11 @@ int post_MPI_Allreduce(Alias &alias, const CallDesc &call, const void *sendbuf, 
     return hierarchy::allreduce(sendbuf, recvbuf, count, type, op);
   }
   const deferred::Buffers b{deferred::Kind::allreduce, sendbuf, recvbuf, count, type, op};
-  const CallDesc c = deferrable(call, b);
+  CallDesc c = deferrable(call, b);
   Launch launch(c);
   PostState &x = launch.state();
   const void *in = x.input(sendbuf, recvbuf, count, type);
+  c.small = x.schedule({topology::CollKind::allreduce, in, recvbuf, count, type, op});
   return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
     return PMPI_Iallreduce(in, recvbuf, count, type, op, s.comm, req);
   });

@@ -53,6 +53,8 @@ class CollectiveOp {
   const OpOutcome &outcome() const { return outcome_; }
   /// 0 for the first attempt.
   int attempt() const { return attempt_; }
+  /// The alias's number for this collective.
+  unsigned long long call_no() const { return call_no_; }
   /// The pending shrink is followed by a retry (the adapter marks the substitute abandoned first).
   bool retry_pending() const { return after_shrink_ == After::retry; }
   /// With a confirmation window W > 1 (wrap/confirm_window.hpp) every agreement on the alias, this one's
@@ -60,6 +62,12 @@ class CollectiveOp {
   /// apart; call this before the first step.
   void use_counts() { counts_ = true; }
   bool counts() const { return counts_; }
+  /// A call whose completion on one rank proves that every member entered it, and that has no result a
+  /// survivor could miss (a blocking Barrier): it returns once its request completed, with no
+  /// confirmation. A survivor whose request did not complete then agrees with others at most one call
+  /// ahead (they entered no later call's confirmation without it), reads Window::ahead and completes the
+  /// call too. Not with use_counts (deferred confirmation has its own window). Call before the first step.
+  void self_confirming() { self_confirming_ = true; }
   /// Calls completed on this rank as counted by count_code: the call number, plus one once it completed.
   unsigned long long count() const { return call_no_ + (completed_ ? 1 : 0); }
   /// The agreement input of this rank (window_code of its call number and whether its request completed;
@@ -98,6 +106,7 @@ class CollectiveOp {
   void completed(int rc, bool failure_known) {
     completed_ = true;
     if (rc != 0 && request_rc_ == 0) request_rc_ = rc;
+    if (!communicator_ && !failure_known && self_confirming_ && !counts_) return finish(OpOutcome::success, request_rc_);
     action_ = (!communicator_ && !failure_known) ? OpAction::confirm : OpAction::agree;
   }
   /// A member died before this rank's request completed: it is abandoned.
@@ -169,7 +178,7 @@ class CollectiveOp {
   After after_shrink_ = After::finish;
   Window window_ = Window::same_call;
   int attempt_ = 0, sub_size_ = 0, request_rc_ = 0;
-  bool completed_ = false, posted_ = false, counts_ = false;
+  bool completed_ = false, posted_ = false, counts_ = false, self_confirming_ = false;
 };
 
 }  // namespace cohort::wrap

@@ -13,15 +13,10 @@
 #include "repair/repair.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/progress.hpp"
+#include "wrap/settings.hpp"
 
 namespace cohort::wrap::deferred {
 namespace {
-
-long read_setting(const char *name, long fallback, long lo, long hi) {
-  auto v = env::get_long(name, fallback, lo, hi);
-  if (!v) log::fatal(2, "invalid %s='%s' (expected a whole number in %ld..%ld)", name, env::get(name)->c_str(), lo, hi);
-  return *v;
-}
 
 // The predefined datatypes and ops a replay can name by index (a replay may run after the program freed
 // its own types and ops, so only predefined ones are deferred).

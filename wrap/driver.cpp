@@ -276,10 +276,19 @@ OpAdapter::OpAdapter(Alias &alias, const CallDesc &call) : OpAdapter(alias, call
 OpAdapter::OpAdapter(Alias &alias, const CallDesc &call, unsigned long long call_no)
     : alias_(alias), call_(call), op_(call_no, call.shape == Shape::communicator) {
   if (deferred::window() > 1) op_.use_counts();
+#if !defined(COHORT_USE_ULFM)
+  // (kept off under the ulfm backend, where joining goes through ULFM's revocation: not tested there)
+  else if (call.self_confirming) self_confirming_ = true;
+  if (self_confirming_) op_.self_confirming();
+#endif
   alias_.busy.fetch_add(1, std::memory_order_acq_rel);
 }
 
-OpAdapter::~OpAdapter() { alias_.busy.fetch_sub(1, std::memory_order_acq_rel); }
+OpAdapter::~OpAdapter() {
+  small::release(std::move(small_op_));  // (an Op with requests still active is lost, not reused)
+  small::release(std::move(small_confirm_));
+  alias_.busy.fetch_sub(1, std::memory_order_acq_rel);
+}
 
 OpAction OpAdapter::next() const { return op_.next(); }
 
@@ -288,6 +297,26 @@ OpAction OpAdapter::next() const { return op_.next(); }
 void OpAdapter::abandon() {
   sub_->abandoned.store(true);
   abandoned_ = true;
+  small::lose(std::move(small_op_));
+  small::lose(std::move(small_confirm_));
+}
+
+// Tests a point-to-point schedule once or, with wait_, until it completes or a member is known dead.
+// Returns false when nothing moved (tested once, still pending); else *out is its outcome.
+bool OpAdapter::poll_small(small::Op &op, bool wait_, WaitResult *out, int *rc) {
+  if (wait_) {
+    Watch watch;
+    watch.broken = [this] { return sub_->any_member_failed(); };
+    *out = wait_until([&] { return op.test(rc); }, watch);
+  } else if (op.test(rc)) {
+    *out = WaitResult::completed;
+  } else if (sub_->any_member_failed() && failure_grace_over()) {
+    *out = WaitResult::broken;
+  } else {
+    return false;
+  }
+  if (*out == WaitResult::completed && *rc != MPI_SUCCESS) *out = WaitResult::failed;
+  return true;
 }
 
 bool OpAdapter::poll(bool wait_) {
@@ -295,6 +324,10 @@ bool OpAdapter::poll(bool wait_) {
   WaitResult waited;
   if (refused_) {
     waited = WaitResult::broken;
+  } else if (small_op_) {
+    if (!poll_small(*small_op_, wait_, &waited, &rc)) return false;
+    small_error_ = rc != MPI_SUCCESS;
+    if (waited == WaitResult::completed) small::release(std::move(small_op_));
   } else if (wait_) {
     Watch watch;
     watch.broken = [this] { return sub_->any_member_failed(); };
@@ -316,16 +349,25 @@ bool OpAdapter::poll(bool wait_) {
   refused_ = false;
   if (waited == WaitResult::completed || waited == WaitResult::failed) {
     op_.completed(rc, sub_->any_member_failed());
+    // (a self-confirming call returns here: the point where others post their confirmation)
+    if (self_confirming_ && op_.next() == OpAction::done) inject::point("confirm.posted");
   } else {
-    if (req_ != MPI_REQUEST_NULL) abandon();
+    if (req_ != MPI_REQUEST_NULL || small_op_) abandon();
     op_.broken();
+    // NOTE: after a self-confirming call, survivors that completed it may have returned and wait in
+    // point-to-point on this one: ask them to join (join_repairs), as a broken confirmation does.
+    if (self_confirming_) repair::ask_to_join(sub_->comm, sub_->comm != alias_.handle());
   }
   return true;
 }
 
 bool OpAdapter::poll_confirm(bool wait_) {
   WaitResult waited;
-  if (wait_) {
+  if (small_confirm_) {
+    int rc = MPI_SUCCESS;
+    if (!poll_small(*small_confirm_, wait_, &waited, &rc)) return false;
+    if (waited == WaitResult::completed) small::release(std::move(small_confirm_));
+  } else if (wait_) {
     Watch watch;
     watch.broken = [this] { return sub_->any_member_failed(); };
     waited = wait(&confirm_, MPI_STATUS_IGNORE, watch);
@@ -371,7 +413,14 @@ bool OpAdapter::step(PostFn post, bool wait_) {
       return true;
     case OpAction::post: {
       req_ = MPI_REQUEST_NULL;  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
-      int rc = post(*sub_, sub_root_, &req_);
+      int rc;
+      if (call_.small != nullptr && small::eligible(alias_, *sub_, *call_.small)) {
+        small_op_ = small::acquire(call_.small->kind);
+        rc = small_op_->start(*call_.small, sub_->comm, sub_->map.sub_size(), sub_->rank, std::max(sub_root_, 0),
+                              small::tag(op_.call_no(), false));
+      } else {
+        rc = post(*sub_, sub_root_, &req_);
+      }
       // NOTE: under ULFM, MPI refuses a call on a communicator with a dead member (a failure-class
       // code, repair::error_kind): that is "not completed here", as a failure seen while waiting.
       refused_ = rc != MPI_SUCCESS && repair::error_kind(rc) != repair::ErrorKind::none;
@@ -388,7 +437,16 @@ bool OpAdapter::step(PostFn post, bool wait_) {
     case OpAction::confirm: {
       // Fast path: confirmed by a barrier when no member is known dead (see driver.hpp, step 4).
       confirm_ = MPI_REQUEST_NULL;
-      bool ok = PMPI_Ibarrier(sub_->comm, &confirm_) == MPI_SUCCESS;
+      bool ok;
+      if (small::confirm_eligible(alias_, *sub_)) {
+        // A dissemination barrier of messages (wrap/small_coll.hpp), on the call's own tag
+        small_confirm_ = small::acquire(topology::CollKind::barrier);
+        const small::Call barrier{topology::CollKind::barrier};
+        ok = small_confirm_->start(barrier, sub_->comm, sub_->map.sub_size(), sub_->rank, 0,
+                                   small::tag(op_.call_no(), true)) == MPI_SUCCESS;
+      } else {
+        ok = PMPI_Ibarrier(sub_->comm, &confirm_) == MPI_SUCCESS;
+      }
       if (ok) inject::point("confirm.posted");
       op_.confirm_posted(ok);
       return true;
@@ -429,7 +487,8 @@ int OpAdapter::result() {
   const OpOutcome &out = op_.outcome();
   switch (out.kind) {
     case OpOutcome::success:  // rc: MPI's error for this rank's request, the program's error
-      return out.rc == MPI_SUCCESS ? MPI_SUCCESS : raise_test_error(alias_.handle(), out.rc);
+      if (out.rc == MPI_SUCCESS) return MPI_SUCCESS;
+      return small_error_ ? raise_p2p_test_error(alias_.handle(), out.rc) : raise_test_error(alias_.handle(), out.rc);
     case OpOutcome::error: return alias_.return_error(out.rc, *sub_);
     case OpOutcome::policy: return out.rc;
     case OpOutcome::inconsistent:

@@ -71,6 +71,7 @@
 #include "wrap/policy.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/rankmap.hpp"
+#include "wrap/small_coll.hpp"
 
 namespace cohort::wrap {
 
@@ -245,6 +246,13 @@ struct CallDesc {
   /// A blocking Barrier, Bcast, Reduce or Allreduce that may return before it is confirmed
   /// (COHORT_CONFIRM_WINDOW > 1, wrap/deferred.hpp): its buffers. Else null.
   const deferred::Buffers *defer = nullptr;
+  /// A Barrier, Bcast, Reduce or Allreduce (blocking or not) that may run on cohort's own point-to-point
+  /// schedule (wrap/small_coll.hpp) where small::eligible says so; its post function is then not called.
+  /// Must live as long as the operation. Else null.
+  const small::Call *small = nullptr;
+  /// A blocking Barrier: its completion proves every member entered it, so it needs no confirmation
+  /// (CollectiveOp::self_confirming) unless confirmation is deferred (COHORT_CONFIRM_WINDOW > 1).
+  bool self_confirming = false;
 };
 
 /// The description of a wrapped call from its wrap/calls.def row; root is the call's root argument (alias
@@ -290,6 +298,7 @@ class OpAdapter {
  private:
   bool poll(bool wait);
   bool poll_confirm(bool wait);
+  bool poll_small(small::Op &op, bool wait, WaitResult *out, int *rc);
   void abandon();
 
   Alias &alias_;
@@ -298,6 +307,11 @@ class OpAdapter {
   const Substitute *sub_ = nullptr;
   int sub_root_ = -1, agreed_code_ = 0;
   MPI_Request req_ = MPI_REQUEST_NULL, confirm_ = MPI_REQUEST_NULL;
+  // The call and its confirmation when they run on point-to-point schedules (wrap/small_coll.hpp) instead
+  // of req_ and confirm_.
+  std::unique_ptr<small::Op> small_op_, small_confirm_;
+  bool small_error_ = false;      // the request's error came from a schedule
+  bool self_confirming_ = false;  // CollectiveOp::self_confirming was set
   bool refused_ = false;  // MPI refused the post for a dead member (ULFM)
   bool abandoned_ = false;
   std::vector<int> failed_;

@@ -49,6 +49,7 @@ void check_settings(int rank) {
   check_policy_variables(per_call);
   p2p::send_retries();
   deferred::check_settings();
+  small::check_settings();
   ulfm::read_setting();
   hierarchy::read_setting();
   if (rank != 0) return;

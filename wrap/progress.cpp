@@ -169,6 +169,14 @@ int raise_test_error(MPI_Comm alias, int rc) {
   return rc;
 }
 
+int raise_p2p_test_error(MPI_Comm alias, int rc) {
+#if defined(MPICH)
+  if (alias == MPI_COMM_WORLD) return rc;
+#endif
+  PMPI_Comm_call_errhandler(alias, rc);
+  return rc;
+}
+
 WaitResult wait_until(const std::function<bool()> &done, const Watch &watch) { return poll(done, watch); }
 
 }  // namespace cohort::wrap

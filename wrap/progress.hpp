@@ -82,6 +82,13 @@ WaitResult wait_all(int count, MPI_Request *reqs, MPI_Status *statuses, const Wa
 /// handler has run already, and for another alias Open MPI has also called world's. Open MPI 5 does not.
 int raise_test_error(MPI_Comm alias, int rc);
 
+/// The same for an error of a point-to-point request of cohort's (a schedule of wrap/small_coll.hpp).
+/// NOTE: MPICH 4.0 raises the error of MPI_Test on a point-to-point request on MPI_COMM_WORLD's handler,
+/// whatever the request's communicator: for the alias MPI_COMM_WORLD the handler has run already (for
+/// another alias MPICH has also called world's). Open MPI raises it on the request's communicator (a
+/// substitute, MPI_ERRORS_RETURN).
+int raise_p2p_test_error(MPI_Comm alias, int rc);
+
 /// The same loop for a completion that is not one request, or that needs MPI's return code: polls
 /// done() (e.g. a PMPI_Iprobe, PMPI_Testany, or a PMPI_Test that keeps its return code) until it returns
 /// true (returns completed) or the watch fires.

@@ -248,3 +248,9 @@ cohort_test_program(call_apart call_apart.c)
 cohort_mpi_test(wrap.call_apart_p2p PART wrap NP 4 TIMEOUT 60 PASS 3
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=confirm.posted,hit=1
   COMMAND $<TARGET_FILE:call_apart> 3)
+# The same with a MPI_Barrier first, which returns unconfirmed: rank 1 dies between the rounds of cohort's
+# dissemination barrier, so one survivor stays in it while the others return (only where the barrier runs
+# on cohort's schedule: not under ulfm).
+cohort_mpi_test(wrap.call_apart_barrier PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS heartbeat
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=coll.round,hit=1
+  COMMAND $<TARGET_FILE:call_apart> 3 barrier)

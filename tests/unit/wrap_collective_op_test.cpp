@@ -151,6 +151,53 @@ TEST(CollectiveOp, OthersAheadMeansCompletedEverywhere) {
   EXPECT_EQ(op.outcome().kind, OpOutcome::success);
 }
 
+TEST(CollectiveOp, SelfConfirmingCallReturnsOnCompletion) {
+  CollectiveOp op(6, false);
+  op.self_confirming();
+  post_first(op);
+  op.completed(kErr, false);
+  ASSERT_EQ(op.next(), OpAction::done);
+  EXPECT_EQ(op.outcome().kind, OpOutcome::success);
+  EXPECT_EQ(op.outcome().rc, kErr);
+}
+
+TEST(CollectiveOp, SelfConfirmingCallWithAKnownFailureStillAgrees) {
+  CollectiveOp op(6, false);
+  op.self_confirming();
+  post_first(op);
+  op.completed(0, true);
+  EXPECT_EQ(op.next(), OpAction::agree);
+}
+
+TEST(CollectiveOp, SelfConfirmingCallBehindOthersThatReturnedCompletesAfterTheShrink) {
+  // Barrier 6: one survivor completed it and returned (now in call 7, broken), this one never completed it
+  // (its partner died): it agrees with the one ahead and returns from the barrier too; the one ahead retries.
+  CollectiveOp behind(6, false), ahead(7, false);
+  behind.self_confirming();
+  post_first(behind);
+  post_first(ahead);
+  behind.broken();
+  ahead.broken();
+  const int code = agreed_code({{6, false}, {7, false}});
+  behind.agreed(code, true, true, false);
+  ahead.agreed(code, true, true, false);
+  EXPECT_EQ(behind.window(), Window::ahead);
+  EXPECT_FALSE(behind.retry_pending());
+  behind.shrunk(0);
+  EXPECT_EQ(behind.outcome().kind, OpOutcome::success);
+  EXPECT_EQ(ahead.window(), Window::behind);
+  EXPECT_TRUE(ahead.retry_pending());
+}
+
+TEST(CollectiveOp, SelfConfirmingIsOffWithCounts) {
+  CollectiveOp op(6, false);
+  op.use_counts();
+  op.self_confirming();
+  post_first(op);
+  op.completed(0, false);
+  EXPECT_EQ(op.next(), OpAction::confirm);
+}
+
 TEST(CollectiveOp, OthersBehindMeansRetry) {
   CollectiveOp op(4, false);
   post_first(op);

@@ -5,7 +5,8 @@
  *   wrapped  MPI_Allreduce through cohort (its confirmation window: COHORT_CONFIRM_WINDOW).
  * Reports the median loop time of each over RUNS runs and wrapped/real; appends one CSV line:
  *   mpi,ranks,window,max_bytes,n,iterations,runs,real_ms,wrapped_ms,ratio
- *   cg_loop [runs] [csv path] [N]     (default 15 runs) */
+ *   cg_loop [runs] [csv path] [N] [cart]     (default 15 runs; cart: the Allreduce runs on a periodic 1-D
+ *                                             Cartesian communicator made with MPI_Cart_create, not on MPI_COMM_WORLD) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@ int __real_MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, M
 #define ITER 200
 
 static int N = 32768;
+static MPI_Comm comm = MPI_COMM_WORLD; /* or a Cartesian communicator made through cohort (4th argument cart) */
 static double x[NMAX], y[NMAX];
 
 static double loop(int wrapped) {
@@ -31,9 +33,9 @@ static double loop(int wrapped) {
     for (int i = 0; i < N; ++i) x[i] = 0.999 * x[i] + 1e-6 * y[i];
     double global = 0.0;
     if (wrapped)
-      MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, comm);
     else
-      __real_MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      __real_MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, comm);
     rho = global * 1e-9;
   }
   double t = MPI_Wtime() - t0, slowest = 0.0;
@@ -55,6 +57,11 @@ int main(int argc, char **argv) {
   if (runs < 1 || runs > 1000) runs = 15;
   if (argc > 3) N = atoi(argv[3]);
   if (N < 3 || N > NMAX) N = 32768;
+  const int cart = argc > 4 && argv[4][0] == 'c';
+  if (cart) {
+    int dims[1] = {size}, periods[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &comm);
+  }
   for (int i = 0; i < N; ++i) x[i] = 1.0 + (i % 7) * 0.01 + rank;
   double *t[2];
   t[0] = malloc(sizeof(double) * (size_t)runs);
@@ -76,8 +83,9 @@ int main(int argc, char **argv) {
     const char *mpi = "mpich";
 #endif
     const char *w = getenv("COHORT_CONFIRM_WINDOW"), *mb = getenv("COHORT_CONFIRM_MAX_BYTES");
-    printf("cg_loop %s %d ranks, window %s, N %d: %d iterations, median of %d runs: real %.3f ms, wrapped %.3f ms, "
-           "wrapped/real %.3f\n", mpi, size, w ? w : "1", N, ITER, runs, real, wrapped, wrapped / real);
+    printf("cg_loop %s %d ranks%s, window %s, N %d: %d iterations, median of %d runs: real %.3f ms, wrapped %.3f ms, "
+           "wrapped/real %.3f\n", mpi, size, cart ? " (Cartesian communicator)" : "", w ? w : "1", N, ITER, runs, real,
+           wrapped, wrapped / real);
     if (argc > 2) {
       FILE *f = fopen(argv[2], "a");
       if (f) {

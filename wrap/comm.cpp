@@ -49,12 +49,15 @@ class CommSlots {
 };
 
 // The new communicator (made on the substitute `made_on`) becomes an alias of its own, with the program's
-// error handler, and is registered with repair (same id on every member, as repair requires).
+// error handler, and is registered with repair (same id on every member, as repair requires). Its first
+// substitute is a private communicator over its members (one repair::shrink, the fast path of a dup and an
+// agreement) unless COHORT_P2P_COLL_MAX_BYTES=0 and COHORT_P2P_CONFIRM=0 ask for none of cohort's schedules.
 void adopt(const Alias &parent, const Substitute *made_on, MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return;
   repair::register_comm(comm, made_on->comm);
   if (made_on->comm != parent.handle()) copy_errhandler(parent.handle(), comm);
-  register_alias(comm);
+  // (a private first substitute: the program's small collectives on comm take cohort's schedules at once)
+  register_alias(comm, small::max_bytes() > 0 || small::confirm_by_messages());
   ulfm::inherit(parent.handle(), comm);
 }
 

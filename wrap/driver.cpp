@@ -172,7 +172,7 @@ Alias *find_alias(MPI_Comm comm) {
   return it == g_registry.end() ? nullptr : it->second.get();
 }
 
-Alias *register_alias(MPI_Comm comm) {
+Alias *register_alias(MPI_Comm comm, bool private_substitute) {
   auto a = std::make_unique<Alias>(comm, ranks_in(comm, MPI_COMM_WORLD));
   Alias *p = a.get();
 #if defined(COHORT_USE_ULFM)
@@ -181,13 +181,14 @@ Alias *register_alias(MPI_Comm comm) {
   // repaired on the grid itself (ULFM failed its libnbc request, then agree/shrink on the grid), the
   // survivors hung right after: one in the Allreduce, the others in the next halo exchange on the grid,
   // waiting for it (issue 13). Costs one MPIX_Comm_shrink per communicator the program creates.
+  private_substitute = true;
+#endif
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
-  if (!inter && a->shrink(a->current(), "communicator creation") != MPI_SUCCESS) {
+  if (private_substitute && !inter && a->shrink(a->current(), "communicator creation") != MPI_SUCCESS) {
     log::fatal(1, "communicator creation (MPI_Comm_dup/split/create, MPI_Cart_create ...): cannot create its "
                   "substitute communicator");
   }
-#endif
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_registry[comm] = std::move(a);
   return p;
@@ -354,9 +355,12 @@ bool OpAdapter::poll(bool wait_) {
   } else {
     if (req_ != MPI_REQUEST_NULL || small_op_) abandon();
     op_.broken();
-    // NOTE: after a self-confirming call, survivors that completed it may have returned and wait in
-    // point-to-point on this one: ask them to join (join_repairs), as a broken confirmation does.
-    if (self_confirming_) repair::ask_to_join(sub_->comm, sub_->comm != alias_.handle());
+  }
+  // NOTE: after a self-confirming call, survivors that completed it may have returned and wait in
+  // point-to-point on this one: when this rank agrees instead of returning (its request broke, or completed
+  // with a failure known), it asks them to join (join_repairs), as a broken confirmation does.
+  if (self_confirming_ && op_.next() == OpAction::agree) {
+    repair::ask_to_join(sub_->comm, sub_->comm != alias_.handle());
   }
   return true;
 }

@@ -194,9 +194,12 @@ void for_each_alias(const std::function<void(Alias &)> &f);
 void register_world();
 /// The alias for comm, or nullptr when cohort did not create comm (then calls pass through to PMPI).
 Alias *find_alias(MPI_Comm comm);
-/// Registers comm, just created by cohort (dup/split of an alias's substitute); comm is its own first
-/// substitute and its world ranks are looked up from MPI groups. Returns the new alias.
-Alias *register_alias(MPI_Comm comm);
+/// Registers comm, just created by cohort (dup/split of an alias's substitute); its world ranks are looked
+/// up from MPI groups. Its first substitute is comm itself, or, with private_substitute (and always under
+/// the ulfm backend), a communicator of cohort's over the same members (repair::shrink, collective over
+/// comm's members; comm must be registered with repair): there cohort's own schedules and confirmations
+/// may run (wrap/small_coll.hpp). Returns the new alias.
+Alias *register_alias(MPI_Comm comm, bool private_substitute = false);
 enum class Unregistered { unknown, free_handle, keep_handle };
 /// Forgets comm (for MPI_Comm_free), freeing its unused substitutes. unknown: cohort did not create
 /// comm (or it is MPI_COMM_WORLD); free_handle: the caller frees comm; keep_handle: an abandoned

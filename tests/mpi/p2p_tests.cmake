@@ -33,9 +33,15 @@ endif()
 if(COHORT_MPI_NAME STREQUAL "mpich")
   set(P2P_HB COHORT_HB_PERIOD_MS=100 COHORT_HB_TIMEOUT_MS=1000)
   set(P2P_WAITALL_PASS 2)
+  # NOTE: the two tests that kill a rank in the middle of a 512 KiB message: MPICH's UCX moves it by CMA
+  # (process_vm_readv) and aborts the receiving survivor when the sender is gone ("No such process"), inside
+  # UCX, outside cohort's reach (README, "A limit outside cohort's reach"). It failed both tries of one of
+  # them in 2 of the last 3 full CI runs; without CMA (UCX_TLS=^cma, these tests only) it does not happen.
+  set(P2P_NO_CMA UCX_TLS=^cma)
 else()
   set(P2P_HB COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=300)
   set(P2P_WAITALL_PASS 3)
+  set(P2P_NO_CMA)
 endif()
 set(P2P_ABORT_LINE "policy abort\\)$")
 cohort_mpi_test(p2p.dead_peer_skip PART wrap NP 4 TIMEOUT 60 PASS 3
@@ -56,7 +62,7 @@ cohort_mpi_test(p2p.dead_peer_send_abort PART wrap NP 3 TIMEOUT 60 EXIT 1
 cohort_mpi_test(p2p.delivered_before_death PART wrap NP 3 TIMEOUT 60 PASS 2
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER_RECV=skip COMMAND $<TARGET_FILE:p2p_faults> delivered)
 cohort_mpi_test(p2p.killed_during_call PART wrap NP 4 TIMEOUT 60 PASS 2
-  ENV ${P2P_HB} COHORT_ON_DEAD_PEER=skip
+  ENV ${P2P_HB} ${P2P_NO_CMA} COHORT_ON_DEAD_PEER=skip
   COMMAND $<TARGET_FILE:p2p_faults> during)
 cohort_mpi_test(p2p.any_source_one_sender_dies PART wrap NP 4 TIMEOUT 60 PASS 3
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER_RECV=skip COMMAND $<TARGET_FILE:p2p_faults> any_source)
@@ -76,7 +82,7 @@ cohort_mpi_test(p2p.waitall_two_of_four_peers_die_error PART wrap NP 5 NP_MPICH 
 # Persistent requests are cohort's own (issue 13): also under the ulfm backend, where Open MPI 5 frees a
 # persistent request that it fails, the program's handles stay valid.
 cohort_mpi_test(p2p.persistent_killed_during_start PART wrap NP 4 TIMEOUT 60 PASS 2
-  ENV ${P2P_HB} COHORT_ON_DEAD_PEER=skip
+  ENV ${P2P_HB} ${P2P_NO_CMA} COHORT_ON_DEAD_PEER=skip
   COMMAND $<TARGET_FILE:p2p_faults> during_persistent)
 cohort_mpi_test(p2p.persistent_waitall_two_of_four_peers_die PART wrap NP 5 NP_MPICH 4 TIMEOUT 60 PASS ${P2P_WAITALL_PASS}
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER=skip COMMAND $<TARGET_FILE:p2p_faults> waitall_persistent)

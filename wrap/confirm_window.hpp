@@ -1,16 +1,18 @@
 // The window of unconfirmed collectives on one communicator (alias): deferred confirmation as a sans-IO
 // state machine (no MPI, no clock, no threads). Unit-tested in tests/unit/wrap_confirm_window_test.cpp.
 //
-// Today's driver (W = 1) confirms each collective before it returns: an MPI_Ibarrier posted once the
-// rank's own request completed (wrap/outcome.hpp). With a window of W calls, a rank still posts that
-// barrier after every call (every member posts the same barriers in the same order, so a rank can wait
-// for any of them at any time), but returns once its own request completed and at most W - 1 completed
-// calls are unconfirmed; the barriers are completed later (at a settle point, or when the window is
-// full). What confirms call j on a rank:
-//   - its confirming barrier (posted after j) completed: every member completed every call <= j;
+// With W = 1 the driver confirms each collective before it returns (wrap/outcome.hpp). With a window of W
+// calls, a rank returns once its own request completed and at most W - 1 completed calls are unconfirmed.
+// What confirms call j on a rank:
+//   - count reports: every other member told this rank it completed more than j calls (peers_completed());
+//     a member reports at least every interval() = ceil(W/2) calls, before it waits for confirmations, and
+//     at a settle point, so a member's last report is never more than W - 1 calls behind the count another
+//     member's full window needs;
 //   - its own request of a later all-to-all call k > j completed (Barrier, Allreduce: no member finishes
 //     before every member entered k, and a member enters k only after its calls < k completed). So a loop
-//     of Allreduces needs no barrier at all: call k + 1 confirms call k.
+//     of Allreduces needs no report to confirm: call k + 1 confirms call k.
+// (The first version posted a confirming MPI_Ibarrier after every call: a report every W/2 calls costs
+// less, and a report is one-sided, so a rank never waits for the others to post.)
 // Spread: a rank that returned from call k had confirmed every call <= k - W + 1, so every member had
 // completed them: two survivors' counts of completed calls differ by at most W (W = 1: today's "one call
 // apart").
@@ -126,8 +128,27 @@ class ConfirmWindowT {
     completed_ = j + 1;
     if (all_entered) confirm_below(j);
   }
-  /// The confirming barrier posted after call j completed: calls <= j are confirmed.
+  /// Calls <= j are confirmed (every member completed them: e.g. a barrier posted after j completed).
   void confirmed(std::uint64_t j) { confirm_below(j + 1); }
+
+  // ---- Count reports (how the MPI adapter confirms: wrap/deferred.hpp) ----
+  // Instead of a barrier per call, each rank tells every other member its completed count now and then;
+  // the lowest count heard from every other member (with this rank's own) confirms the calls below it.
+  // Liveness needs every rank that may keep another waiting to have reported recently enough:
+  //   - report_due(): at least interval() calls completed since the last report (interval() <= W, so a
+  //     member that completed c calls has reported at least c - W + 1: enough for anyone's full window);
+  //   - report_stale(): anything completed since the last report; a rank reports it before it waits for
+  //     confirmations (a full window, a settle point) and when its own request has been waiting a while
+  //     (a member at a settle point may need exactly its count).
+
+  /// Calls between two regular reports: W / 2 rounded up (1 for W <= 2).
+  int interval() const { return (w_ + 1) / 2; }
+  bool report_due() const { return completed_ >= reported_ + static_cast<std::uint64_t>(interval()); }
+  bool report_stale() const { return completed_ > reported_; }
+  /// This rank reported completed() to every other member.
+  void reported() { reported_ = completed_; }
+  /// Every other member completed at least n calls (the lowest count heard): calls < n are confirmed.
+  void peers_completed(std::uint64_t n) { confirm_below(n); }
 
   /// Logs what a replay of call j needs. Entries of confirmed calls are dropped.
   void log(std::uint64_t j, Payload payload) {
@@ -168,6 +189,7 @@ class ConfirmWindowT {
     log_.clear();
     replay_until_ = std::max(replay_until_, span.high);
     confirmed_ = completed_;
+    reported_ = 0;  // (reports start again on the shrunk substitute)
     return now;
   }
   /// The role of call j (the next call: j == completed()) after the last recovery.
@@ -185,7 +207,7 @@ class ConfirmWindowT {
   }
 
   int w_;
-  std::uint64_t completed_ = 0, confirmed_ = 0, replay_until_ = 0;
+  std::uint64_t completed_ = 0, confirmed_ = 0, replay_until_ = 0, reported_ = 0;
   std::deque<LogEntry> log_;
 };
 

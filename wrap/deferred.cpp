@@ -2,6 +2,7 @@
 #include "wrap/deferred.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -14,9 +15,13 @@
 #include "wrap/driver.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/settings.hpp"
+#include "wrap/small_coll.hpp"
 
 namespace cohort::wrap::deferred {
 namespace {
+
+// How long (us) a deferred call's own request waits before this rank reports a stale count.
+constexpr int kStaleReportUs = 200;
 
 // The predefined datatypes and ops a replay can name by index (a replay may run after the program freed
 // its own types and ops, so only predefined ones are deferred).
@@ -87,21 +92,96 @@ void mark_unsettled(State &st) {
     g_unsettled.fetch_add(1, std::memory_order_relaxed);
   }
 }
+// Settled: every call confirmed and this rank's count reported (a member may wait for exactly that count
+// while this rank goes on to calls that do not report: a settle point precedes them).
 void mark_settled(State &st) {
-  if (st.counted && st.barriers.empty() && st.win.settled()) {
+  if (st.counted && st.win.settled() && !st.win.report_stale()) {
     st.counted = false;
     g_unsettled.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 
-// Tests the pending barriers in order: each completed one confirms the calls up to its own.
-void drain(State &st) {
-  while (!st.barriers.empty()) {
+// ---- Count reports (wrap/confirm_window.hpp): the MPI side ----
+
+// Retires the reports whose sends completed (oldest first).
+void retire_sent(State &st) {
+  while (!st.sent.empty()) {
+    SentReport &r = *st.sent.front();
     int done = 0;
-    if (PMPI_Test(&st.barriers.front().second, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done) return;
-    st.win.confirmed(st.barriers.front().first);
-    st.barriers.pop_front();
+    if (PMPI_Testall(static_cast<int>(r.reqs.size()), r.reqs.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS ||
+        !done)
+      return;
+    st.sent.pop_front();
   }
+}
+
+// Drops what travels on an earlier substitute: its pending receive is cancelled, its sends are left to MPI
+// (a send to a dead rank may never complete: the report is lost, never freed).
+void leave_substitute(State &st) {
+  if (st.report_recv != MPI_REQUEST_NULL) {
+    PMPI_Cancel(&st.report_recv);
+    PMPI_Wait(&st.report_recv, MPI_STATUS_IGNORE);  // cancelled, or completed meanwhile: either way local
+  }
+  for (auto &r : st.sent) {
+    for (MPI_Request &q : r->reqs) {
+      if (q != MPI_REQUEST_NULL) PMPI_Request_free(&q);  // (the buffer is lost with the report below)
+    }
+    r.release();  // NOTE: MPI may still read the count: leaked
+  }
+  st.sent.clear();
+  st.report_sub = nullptr;
+}
+
+// Follows the alias to its current substitute: a fresh table of heard counts and a posted receive.
+void on_current(const Alias &alias, State &st) {
+  const Substitute &sub = alias.current();
+  if (st.report_sub == &sub && st.report_recv != MPI_REQUEST_NULL) return;
+  if (st.report_sub != &sub) {
+    leave_substitute(st);
+    st.heard.assign(static_cast<std::size_t>(sub.map.sub_size()), 0);
+    st.report_sub = &sub;
+  }
+  if (PMPI_Irecv(&st.report_in, 1, MPI_UINT64_T, MPI_ANY_SOURCE, kReportTag, sub.comm, &st.report_recv) !=
+      MPI_SUCCESS)
+    st.report_recv = MPI_REQUEST_NULL;
+}
+
+// Reads the reports that arrived; the lowest count of the other members confirms the calls below it.
+void poll_reports(const Alias &alias, State &st) {
+  on_current(alias, st);
+  while (st.report_recv != MPI_REQUEST_NULL) {
+    int done = 0;
+    MPI_Status status;
+    if (PMPI_Test(&st.report_recv, &done, &status) != MPI_SUCCESS || !done) break;
+    const int from = status.MPI_SOURCE;
+    if (from >= 0 && from < static_cast<int>(st.heard.size())) st.heard[from] = std::max(st.heard[from], st.report_in);
+    st.report_recv = MPI_REQUEST_NULL;
+    on_current(alias, st);
+  }
+  const Substitute &sub = *st.report_sub;
+  std::uint64_t low = st.win.completed();
+  for (int r = 0; r < static_cast<int>(st.heard.size()); ++r) {
+    if (r != sub.rank) low = std::min(low, st.heard[r]);
+  }
+  st.win.peers_completed(low);
+  retire_sent(st);
+}
+
+// Tells every other member of the current substitute this rank's completed count.
+void report(const Alias &alias, State &st) {
+  on_current(alias, st);
+  const Substitute &sub = *st.report_sub;
+  auto r = std::make_unique<SentReport>();
+  r->count = st.win.completed();
+  for (int to = 0; to < sub.map.sub_size(); ++to) {
+    if (to == sub.rank) continue;
+    MPI_Request q = MPI_REQUEST_NULL;
+    if (PMPI_Isend(&r->count, 1, MPI_UINT64_T, to, kReportTag, sub.comm, &q) == MPI_SUCCESS) r->reqs.push_back(q);
+  }
+  st.win.reported();
+  st.sent.push_back(std::move(r));
+  retire_sent(st);
+  inject::point("confirm.posted");
 }
 
 // The calls' logged records stay in the State; replays read them from there.
@@ -111,11 +191,6 @@ int replay(Alias &alias, std::uint64_t j, const Record &rec, void *result);
 // calls that others may miss. Returns MPI_SUCCESS or an MPI error of the shrink.
 int recover(Alias &alias, State &st, const char *call) {
   const Substitute &sub = alias.current();
-  if (!st.barriers.empty()) {
-    // NOTE: a barrier in flight stays with MPI: its substitute is never freed.
-    st.barrier_sub->abandoned.store(true);
-    st.barriers.clear();
-  }
   int code = st.win.agreement_code();
   std::vector<int> failed;
   repair::agree(sub.comm, &code, &failed);
@@ -128,6 +203,7 @@ int recover(Alias &alias, State &st, const char *call) {
                   static_cast<unsigned long long>(span.low), static_cast<unsigned long long>(span.high),
                   static_cast<unsigned long long>(st.win.completed()));
   sub.abandoned.store(true);  // (requests of others may still be pending on it)
+  leave_substitute(st);
   int rc = alias.shrink(sub, call);
   if (rc != MPI_SUCCESS) return rc;
   for (auto &e : st.win.recover(span)) {
@@ -138,28 +214,22 @@ int recover(Alias &alias, State &st, const char *call) {
   return rc;
 }
 
-// Waits for the oldest pending barrier; on a failure, recovers. Returns false after a recovery.
-bool wait_oldest(Alias &alias, State &st, const char *call, int *rc) {
-  const Substitute *sub = st.barrier_sub;
+// Waits until the calls below `need` are confirmed (reporting this rank's count first, if stale: the others
+// may wait for it); on a failure, recovers. Returns false after a recovery.
+bool wait_confirmed(Alias &alias, State &st, std::uint64_t need, const char *call, int *rc) {
+  poll_reports(alias, st);
+  if (st.win.confirmed() >= need) return true;
+  if (st.win.report_stale()) report(alias, st);
+  const Substitute *sub = st.report_sub;
   Watch watch;
   watch.broken = [sub] { return sub->any_member_failed(); };
-  if (wait(&st.barriers.front().second, MPI_STATUS_IGNORE, watch) == WaitResult::completed) {
-    st.win.confirmed(st.barriers.front().first);
-    st.barriers.pop_front();
-    return true;
-  }
+  auto done = [&] {
+    poll_reports(alias, st);
+    return st.win.confirmed() >= need;
+  };
+  if (wait_until(done, watch) == WaitResult::completed) return true;
   *rc = recover(alias, st, call);
   return false;
-}
-
-// Posts the confirming barrier after call j (every member posts the same barriers in the same order).
-void post_barrier(State &st, const Substitute &sub, std::uint64_t j) {
-  MPI_Request req = MPI_REQUEST_NULL;
-  if (PMPI_Ibarrier(sub.comm, &req) != MPI_SUCCESS) return;  // then waiting for a later one confirms j
-  st.barriers.emplace_back(j, req);
-  st.barrier_sub = &sub;
-  mark_unsettled(st);
-  inject::point("confirm.posted");
 }
 
 int replay(Alias &alias, std::uint64_t j, const Record &rec, void *result) {
@@ -280,6 +350,21 @@ bool deferrable(const Alias &alias, const CallDesc &call, const Buffers &b) {
 
 State::State() : win(window()) {}
 
+State::~State() {
+  int finalized = 1;
+  PMPI_Finalized(&finalized);
+  if (!finalized) leave_substitute(*this);
+}
+
+void shutdown() {
+  for_each_alias([](Alias &a) {
+    if (!a.has_deferred_state()) return;
+    State &st = a.deferred_state();
+    std::lock_guard<std::recursive_mutex> lock(st.mu);
+    leave_substitute(st);
+  });
+}
+
 int window() {
   static const int w = static_cast<int>(read_setting("COHORT_CONFIRM_WINDOW", 1, 1, kMaxWindow));
   return w;
@@ -305,13 +390,8 @@ void settle(Alias &alias) {
   State &st = alias.deferred_state();
   std::lock_guard<std::recursive_mutex> lock(st.mu);
   int rc = MPI_SUCCESS;
-  while (!st.barriers.empty()) {
-    if (!wait_oldest(alias, st, "settling confirmations", &rc)) break;
-  }
-  if (!st.win.settled() && st.barriers.empty() && st.win.completed() > 0) {
-    // NOTE: only after a failed barrier post (MPI refused it): then nothing is left to wait for
-    st.win.confirmed(st.win.completed() - 1);
-  }
+  bool ok = st.win.settled() || wait_confirmed(alias, st, st.win.completed(), "settling confirmations", &rc);
+  if (ok && st.win.report_stale()) report(alias, st);  // the others may settle on exactly this count
   mark_settled(st);
 }
 
@@ -343,54 +423,102 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     return replay_mine(alias, st, call, b, j, nullptr, true);
   }
 
-  const Substitute *sub = &alias.current();
-  int sub_root = -1;
-  if (call.root >= 0) sub_root = call.root >= sub->map.alias_size() ? call.root : sub->map.to_sub(call.root);
-  if (sub->any_member_failed() || (call.root >= 0 && sub_root < 0)) {
-    // A failure known before the post: the survivors agree on what each completed (even with nothing
-    // pending here: others may hold this very call). A dead root (agreed): settle, then run the call
-    // confirmed, as with W = 1 (its policy decides).
-    int rc = MPI_SUCCESS;
-    if (sub->any_member_failed()) {
-      rc = recover(alias, st, call.name);
-    } else {
-      while (!st.barriers.empty() && wait_oldest(alias, st, call.name, &rc)) {
-      }
-    }
-    if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, nullptr, true);
-    rc = run_numbered(alias, call, post, j);
-    st.win.replayed(j);
-    return rc;
-  }
-
-  // The input of a reduction, before the post may overwrite it (MPI_IN_PLACE): a replay needs it.
+  // The input of a reduction, before the post may overwrite it (MPI_IN_PLACE): a replay needs it, and so
+  // does a post again after a failure.
   Record rec;
   if (kind == Kind::reduce || kind == Kind::allreduce) rec = own_record(alias, call, b, kind);
-  MPI_Request req = MPI_REQUEST_NULL;
-  int rc = post(*sub, sub_root, &req);
-  if (rc != MPI_SUCCESS) {
-    st.win.replayed(j);
-    return alias.return_error(rc, *sub);
-  }
-  if (call.posted_hook != nullptr) inject::point(call.posted_hook);
-  Watch watch;
-  watch.broken = [sub] { return sub->any_member_failed(); };
+  const bool in_place = b.input == MPI_IN_PLACE && rec.flag == 1 && !rec.data.empty();
+  bool hook = call.posted_hook != nullptr;  // (reached once per call, at the first post)
+  int rc = MPI_SUCCESS;
   int req_rc = MPI_SUCCESS;
-  WaitResult w = wait(&req, MPI_STATUS_IGNORE, watch, &req_rc);
-  if (w == WaitResult::broken || w == WaitResult::revoked) {
-    // A member died before this rank's request completed: the survivors agree on what each completed.
+  bool p2p_error = false;
+  for (int attempt = 0;; ++attempt) {
+    const Substitute *sub = &alias.current();
+    int sub_root = -1;
+    if (call.root >= 0) sub_root = call.root >= sub->map.alias_size() ? call.root : sub->map.to_sub(call.root);
+    if (sub->any_member_failed()) {
+      // A failure known before the post: the survivors agree on what each completed (even with nothing
+      // pending here: others may hold this very call). Then the call is posted again, deferred as before:
+      // a survivor that joined the same agreement in an earlier call posts it deferred, on the shrunk
+      // substitute, and every survivor must run call j the same way.
+      rc = recover(alias, st, call.name);
+      if (rc != MPI_SUCCESS) return alias.return_error(rc, alias.current());
+      if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, &rec, hook);
+      continue;
+    }
+    if (call.root >= 0 && sub_root < 0) {
+      // A dead root (agreed): settle, then run the call confirmed, as with W = 1 (its policy decides).
+      if (!st.win.settled() && !wait_confirmed(alias, st, st.win.completed(), call.name, &rc)) {
+        if (rc != MPI_SUCCESS) return alias.return_error(rc, alias.current());
+        if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, &rec, hook);
+        continue;
+      }
+      if (in_place && attempt > 0) std::memcpy(b.result, rec.data.data(), rec.data.size());
+      CallDesc once = call;
+      if (!hook) once.posted_hook = nullptr;
+      rc = run_numbered(alias, once, post, j);
+      st.win.replayed(j);
+      return rc;
+    }
+    if (in_place && attempt > 0) std::memcpy(b.result, rec.data.data(), rec.data.size());  // (a partial result)
+
+    // The call runs on cohort's schedule where it may (wrap/small_coll.hpp), else on MPI's nonblocking call.
+    std::unique_ptr<small::Op> op;
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (call.small != nullptr && small::eligible(alias, *sub, *call.small)) {
+      op = small::acquire(call.small->kind);
+      rc = op->start(*call.small, sub->comm, sub->map.sub_size(), sub->rank, std::max(sub_root, 0),
+                     small::tag(j, false));
+      if (rc != MPI_SUCCESS) small::lose(std::move(op));
+    } else {
+      rc = post(*sub, sub_root, &req);
+    }
+    if (rc != MPI_SUCCESS) {
+      st.win.replayed(j);
+      return alias.return_error(rc, *sub);
+    }
+    if (hook) inject::point(call.posted_hook);
+    hook = false;
+    Watch watch;
+    watch.broken = [sub] { return sub->any_member_failed(); };
+    req_rc = MPI_SUCCESS;
+    // A rank kept waiting here reports its count after kStaleReportUs: a member at a settle point may need
+    // exactly that count before it can go on to this very call (wrap/confirm_window.hpp, count reports).
+    unsigned polls = 0;
+    std::chrono::steady_clock::time_point since{};
+    auto done = [&] {
+      if (op) {
+        if (op->test(&req_rc)) return true;
+      } else {
+        int flag = 0;
+        int t = PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        if (t != MPI_SUCCESS) req_rc = t;
+        if (t != MPI_SUCCESS || flag) return true;
+      }
+      if (st.win.report_stale() && ++polls % 16 == 0) {
+        auto now = std::chrono::steady_clock::now();
+        if (polls == 16) {
+          since = now;
+        } else if (now - since > std::chrono::microseconds(kStaleReportUs)) {
+          report(alias, st);
+        }
+      }
+      return false;
+    };
+    WaitResult w = wait_until(done, watch);
+    p2p_error = op != nullptr && req_rc != MPI_SUCCESS;
+    if (op && w != WaitResult::broken && w != WaitResult::revoked) small::release(std::move(op));
+    if (op) small::lose(std::move(op));  // broken: MPI may still use its buffers
+    if (w != WaitResult::broken && w != WaitResult::revoked) break;
+    // A member died before this rank's request completed: the survivors agree on what each completed; a
+    // call nobody completed is posted again on the shrunk substitute (deferred, as every survivor does).
     sub->abandoned.store(true);
     rc = recover(alias, st, call.name);
     if (rc != MPI_SUCCESS) return alias.return_error(rc, *sub);
     if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, &rec, false);
-    CallDesc again = call;
-    again.posted_hook = nullptr;  // (reached once per call, at the first post)
-    rc = run_numbered(alias, again, post, j);
-    st.win.replayed(j);
-    return rc;
   }
 
-  // Completed here: log what a replay needs, post the confirming barrier, return if the window allows.
+  // Completed here: log what a replay needs, report the count when due, return if the window allows.
   st.win.completed(j, all_entered(kind));
   const bool root = call.root >= 0 && alias_rank(alias) == call.root;
   if (kind == Kind::bcast || kind == Kind::allreduce || (kind == Kind::reduce && root)) {
@@ -403,14 +531,18 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     rec = own_record(alias, call, b, kind);
   }
   st.win.log(j, std::move(rec));
-  post_barrier(st, *sub, j);
-  drain(st);
-  while (!st.win.may_return() || st.barriers.size() > static_cast<std::size_t>(window())) {
-    if (!wait_oldest(alias, st, call.name, &rc)) break;  // recovered: this call completed here
+  mark_unsettled(st);
+  poll_reports(alias, st);
+  if (st.win.report_due()) report(alias, st);
+  while (!st.win.may_return()) {
+    const std::uint64_t need = st.win.completed() + 1 - static_cast<std::uint64_t>(st.win.size());
+    if (!wait_confirmed(alias, st, need, call.name, &rc)) break;  // recovered: this call completed here
   }
   mark_settled(st);
   if (!st.win.settled()) inject::point("confirm.deferred");
-  if (req_rc != MPI_SUCCESS) return raise_test_error(alias.handle(), req_rc);
+  if (req_rc != MPI_SUCCESS) {
+    return p2p_error ? raise_p2p_test_error(alias.handle(), req_rc) : raise_test_error(alias.handle(), req_rc);
+  }
   return rc == MPI_SUCCESS ? MPI_SUCCESS : alias.return_error(rc, alias.current());
 }
 

@@ -1,12 +1,19 @@
 // Deferred confirmation (COHORT_CONFIRM_WINDOW > 1): small blocking Barrier, Bcast, Reduce and Allreduce
-// return once this rank's own request completed; their confirming barriers complete later. The window of
+// return once this rank's own request completed; they are confirmed later by count reports. The window of
 // unconfirmed calls is the sans-IO wrap/confirm_window.hpp; this is its MPI adapter.
 //
-// Per call j (run()): settle the other communicators' windows, post the nonblocking variant on the
-// substitute, wait for it (never on a dead rank), log what a replay needs (the result; for Reduce the
-// input and, at the root, the result), post the confirming MPI_Ibarrier and return while at most W - 1
-// calls are unconfirmed (else wait for the oldest barrier). A later all-to-all call's completion confirms
-// the calls before it.
+// Per call j (run()): settle the other communicators' windows, post the call on the substitute (cohort's
+// schedule of messages where wrap/small_coll.hpp allows, else MPI's nonblocking variant), wait for it
+// (never on a dead rank), log what a replay needs (the result; for Reduce the input and, at the root, the
+// result), report this rank's completed count to every other member when due (every ceil(W/2) calls: an
+// MPI_Isend of 8 bytes, tag kReportTag, on the substitute) and return while at most W - 1 calls are
+// unconfirmed (else report a stale count and wait for the others' reports). A later all-to-all call's
+// completion confirms the calls before it. A pending MPI_Irecv (MPI_ANY_SOURCE) per communicator takes the
+// others' reports; the lowest count heard from every other member confirms the calls below it. A rank whose
+// own request waits more than 200 us reports a stale count (a member at a settle point may need exactly it).
+// A call found broken (before its post or while waiting) is posted again, deferred, on the shrunk
+// substitute unless a survivor completed it: every survivor runs call j the same way, also one that joined
+// the same agreement in an earlier call.
 //
 // Settle points: before any call that could let a rank wait on another one while a survivor still misses
 // a call's outcome, every pending confirmation of every communicator completes (settle_all): point-to-
@@ -15,7 +22,7 @@
 // rank could block in MPI_Recv from a rank that waits in an earlier collective for the replay only the
 // receiver can give.
 //
-// On a failure (seen while waiting for a request or a barrier): the survivors agree on their counts of
+// On a failure (seen while waiting for a request or for reports): the survivors agree on their counts of
 // completed calls (repair::agree on count_code), shrink, and those ahead replay the calls the others miss
 // (replay(): one resilient MPI_Iallreduce of a record per call, "holder wins": a rank that completed the
 // call gives its result, the others their input, so that with no holder left the record reduces the
@@ -28,13 +35,16 @@
 // way as long as all ranks pass predefined datatypes, as MPI's type matching makes usual.
 //
 // Thread-safety: one mutex per communicator's window; settle_all skips windows that another thread holds
-// (that thread is inside a collective on that communicator).
+// (that thread is inside a collective on that communicator). A settle point also reports a stale count,
+// and a window counts as settled only once its count is reported: a rank that heard every other count may
+// go on to calls that never report, while the others still wait for its count.
 #pragma once
 #include <mpi.h>
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -51,6 +61,12 @@ int window();
 long max_bytes();
 /// Reads both at MPI_Init: an invalid value stops the rank with one line naming the variable.
 void check_settings();
+/// The tag of count reports on a substitute (above wrap/small_coll.hpp's tags, below MPI's minimum
+/// MPI_TAG_UB of 32767).
+constexpr int kReportTag = 32001;
+/// At MPI_Finalize, after its barrier: cancels every communicator's pending receive of reports and lets
+/// their sends go (MPI_Request_free). Not thread-safe against collectives still running.
+void shutdown();
 
 /// One logged call (a replay's material).
 struct Record {
@@ -63,13 +79,23 @@ struct Record {
   std::vector<char> data;
 };
 
-/// The window of one communicator (owned by its Alias).
+/// One count report in flight: the count, and its sends to every other member.
+struct SentReport {
+  std::uint64_t count = 0;
+  std::vector<MPI_Request> reqs;
+};
+
+/// The window of one communicator (owned by its Alias) and the count reports that confirm it.
 struct State {
   State();
+  ~State();  ///< cancels the pending receive of reports (the alias is being freed)
   std::recursive_mutex mu;  // (a replay inside run() notes its agreement's span: note_span)
   ConfirmWindowT<Record> win;
-  std::deque<std::pair<std::uint64_t, MPI_Request>> barriers;  ///< posted after call .first on barrier_sub
-  const Substitute *barrier_sub = nullptr;
+  const Substitute *report_sub = nullptr;  ///< the substitute the reports below travel on
+  MPI_Request report_recv = MPI_REQUEST_NULL;  ///< MPI_ANY_SOURCE, tag kReportTag, into report_in
+  std::uint64_t report_in = 0;
+  std::vector<std::uint64_t> heard;  ///< per rank of report_sub: the highest count it reported
+  std::deque<std::unique_ptr<SentReport>> sent;  ///< reports whose sends may still be active
   bool counted = false;  ///< counted in g_unsettled
 };
 

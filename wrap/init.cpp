@@ -147,6 +147,7 @@ extern "C" int __wrap_MPI_Finalize(void) {
   // A survivors-only barrier: no rank tears MPI down while another still talks to it.
   cohort::wrap::Alias *world = cohort::wrap::find_alias(MPI_COMM_WORLD);
   if (world != nullptr) cohort::wrap::barrier(*world);
+  cohort::wrap::deferred::shutdown();  // (pending receives of count reports)
   bool failures = (world != nullptr && world->degraded()) || cohort::detector::failure_epoch() > 0;
   cohort::repair::finalize();
   cohort::detector::stop();

@@ -7,7 +7,6 @@
 #include "detector/env.hpp"
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
-#include "wrap/deferred.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/settings.hpp"
 #include "wrap/ulfm_api.hpp"
@@ -55,11 +54,11 @@ constexpr bool kBackendAllows = true;
 #endif
 
 bool confirm_eligible(const Alias &alias, const Substitute &sub) {
-  return kBackendAllows && confirm_by_messages() && sub.comm != alias.handle() && deferred::window() <= 1 && !ulfm::active(alias.handle());
+  return kBackendAllows && confirm_by_messages() && sub.comm != alias.handle() && !ulfm::active(alias.handle());
 }
 
 bool eligible(const Alias &alias, const Substitute &sub, const Call &call) {
-  if (!kBackendAllows || max_bytes() <= 0 || sub.comm == alias.handle() || deferred::window() > 1 || ulfm::active(alias.handle())) {
+  if (!kBackendAllows || max_bytes() <= 0 || sub.comm == alias.handle() || ulfm::active(alias.handle())) {
     return false;
   }
   if (call.kind == topology::CollKind::barrier) return true;

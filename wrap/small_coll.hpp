@@ -47,11 +47,11 @@ bool confirm_by_messages();
 void check_settings();
 
 /// call may run on its schedule on sub (the alias's current substitute): a cohort-made substitute,
-/// no ULFM mode, no deferred confirmation, a payload within max_bytes() without holes (its span is
+/// no ULFM mode, a payload within max_bytes() without holes (its span is
 /// count x type size bytes), a commutative op.
 bool eligible(const Alias &alias, const Substitute &sub, const Call &call);
 /// A collective's confirmation on sub may be a barrier of messages (a cohort-made substitute, no ULFM
-/// mode, no deferred confirmation, COHORT_P2P_CONFIRM=1).
+/// mode, COHORT_P2P_CONFIRM=1).
 bool confirm_eligible(const Alias &alias, const Substitute &sub);
 
 /// One run of a schedule. Its buffers stay with it: an abandoned Op (a member died) must be lost, never

@@ -5,6 +5,8 @@
  *   wrap_window ITER PATTERN [lag=R[+R...]]
  *     PATTERN mixed: call i is Bcast (root 0), Allreduce, Reduce (root 3) or Barrier by i % 4;
  *             bcast: every call is a Bcast from root 0 (the root runs up to W calls ahead);
+ *             allreduce, reduce, barrier: every call is of that kind (fault-free loops: the count
+ *             reports that confirm them must reach every rank, also at the settle point after the loop);
  *     lag     these ranks sleep 1 ms before each call, so that the others run ahead in their window and
  *             the survivors stand at different window positions when the failure comes.
  * The failure comes from the environment: COHORT_INJECT_FAILURE=rank=V,at=confirm.deferred,hit=k (V dies
@@ -29,17 +31,22 @@ int main(int argc, char **argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  CHECK(argc >= 3, "usage: wrap_window ITER mixed|bcast [lag=R+R]");
+  CHECK(argc >= 3, "usage: wrap_window ITER mixed|bcast|allreduce|reduce|barrier [lag=R+R]");
   int iter = atoi(argv[1]);
   CHECK(iter > 0 && iter <= MAXITER, "ITER in 1..%d", MAXITER);
-  int all_bcast = strcmp(argv[2], "bcast") == 0;
+  static const char *const kinds[] = {"bcast", "allreduce", "reduce", "barrier"};
+  int only = -1;
+  for (int k = 0; k < 4; ++k) {
+    if (strcmp(argv[2], kinds[k]) == 0) only = k;
+  }
+  CHECK(only >= 0 || strcmp(argv[2], "mixed") == 0, "unknown pattern %s", argv[2]);
   unsigned lag = argc > 3 && strncmp(argv[3], "lag=", 4) == 0 ? parse_ranks(argv[3] + 4) : 0;
   const int reduce_root = size - 1;
   long long hist[MAXITER];
   int kind[MAXITER];
   for (int i = 0; i < iter; ++i) {
     if (lag & (1u << rank)) usleep(1000);
-    int k = all_bcast ? 0 : i % 4;
+    int k = only >= 0 ? only : i % 4;
     kind[i] = k;
     long long v = -1;
     int rc = MPI_SUCCESS;

@@ -107,9 +107,14 @@ TEST(ConfirmWindow, RecoveryHandsOverTheCallsOthersMiss) {
 // ---- A simulated job ----
 // Call kinds: an all-to-all call completes on a rank once every rank posted it; a Bcast completes at its
 // root at once and elsewhere once the root posted it; a Reduce completes at non-roots at once and at the
-// root once every rank posted it. A confirming barrier completes once every rank posted it. A dead rank
-// posts nothing more; what it posted stays posted (MPI may still complete others' requests). After the
-// crash, a completion that needs the dead rank's posts may or may not happen (a broken tree).
+// root once every rank posted it. Confirmation is by count reports, as the MPI adapter does it
+// (wrap/deferred.cpp): after a call a rank reports its completed count to every other rank when
+// report_due(), before it waits for confirmations when report_stale(), and (at times) while its own request
+// waits; the lowest count heard from every other rank confirms the calls below it. At the end of the
+// program a rank settles (every call confirmed) and reports a stale count, as at a settle point. Reports
+// travel as messages that the network delivers in any order at any later step. A dead rank posts and
+// reports nothing more; what it posted stays posted, and its reports in flight may or may not arrive. After
+// the crash, a completion that needs the dead rank's posts may or may not happen (a broken tree).
 enum class Kind { allreduce, barrier, bcast, reduce };
 struct Call {
   Kind kind;
@@ -120,16 +125,23 @@ bool all_entered(Kind k) { return k == Kind::allreduce || k == Kind::barrier; }
 struct Rank {
   ConfirmWindow w;
   std::uint64_t at = 0;  // the call in progress
-  enum Phase { post, wait_request, wait_return, done } phase = post;
-  std::vector<bool> posted, barrier_posted;
-  std::uint64_t returned = 0;  // calls the program got back
+  enum Phase { post, wait_request, wait_return, settle, done } phase = post;
+  std::vector<bool> posted;
+  std::vector<std::uint64_t> heard;  // per rank: the highest count it reported to this one
+  std::uint64_t returned = 0;        // calls the program got back
   bool alive = true;
   std::size_t max_log = 0;
+};
+
+struct Report {
+  int from, to;
+  std::uint64_t count;
 };
 
 struct Job {
   std::vector<Call> program;
   std::vector<Rank> ranks;
+  std::vector<Report> network;  // reports in flight
   int crashed = -1;
   std::mt19937 rng;
 
@@ -138,13 +150,13 @@ struct Job {
       Rank k;
       k.w = ConfirmWindow(w);
       k.posted.assign(program.size(), false);
-      k.barrier_posted.assign(program.size(), false);
+      k.heard.assign(static_cast<std::size_t>(n), 0);
       ranks.push_back(k);
     }
   }
-  bool everyone(std::uint64_t j, bool barrier) const {
+  bool everyone(std::uint64_t j) const {
     for (const Rank &k : ranks) {
-      if (!(barrier ? k.barrier_posted[j] : k.posted[j])) return false;
+      if (!k.posted[j]) return false;
     }
     return true;
   }
@@ -154,11 +166,38 @@ struct Job {
     const Call &c = program[j];
     switch (c.kind) {
       case Kind::allreduce:
-      case Kind::barrier: return may_complete(everyone(j, false));
+      case Kind::barrier: return may_complete(everyone(j));
       case Kind::bcast: return r == c.root || may_complete(ranks[c.root].posted[j]);
-      case Kind::reduce: return r != c.root || may_complete(everyone(j, false));
+      case Kind::reduce: return r != c.root || may_complete(everyone(j));
     }
     return false;
+  }
+  void report(int r) {
+    Rank &k = ranks[r];
+    for (int o = 0; o < static_cast<int>(ranks.size()); ++o) {
+      if (o != r) network.push_back(Report{r, o, k.w.completed()});
+    }
+    k.w.reported();
+  }
+  // Reads the reports that arrived: the lowest count of the other ranks confirms the calls below it.
+  void confirm(int r) {
+    Rank &k = ranks[r];
+    std::uint64_t low = k.w.completed();
+    for (int o = 0; o < static_cast<int>(ranks.size()); ++o) {
+      if (o != r) low = std::min(low, k.heard[o]);
+    }
+    k.w.peers_completed(low);
+  }
+  // Delivers (or, from the dead rank, perhaps drops) one report in flight; false when none is.
+  bool deliver() {
+    if (network.empty()) return false;
+    std::size_t i = rng() % network.size();
+    Report m = network[i];
+    network.erase(network.begin() + static_cast<std::ptrdiff_t>(i));
+    if (m.from == crashed && rng() % 2 == 0) return true;  // lost with the dead rank
+    Rank &k = ranks[m.to];
+    k.heard[m.from] = std::max(k.heard[m.from], m.count);
+    return true;
   }
   // One step of rank r; false when it cannot move.
   bool step(int r) {
@@ -170,39 +209,64 @@ struct Job {
         k.phase = Rank::wait_request;
         return true;
       case Rank::wait_request: {
-        if (!request_done(r, k.at)) return false;
+        if (!request_done(r, k.at)) {
+          if (k.w.report_stale() && rng() % 4 == 0) {  // (waiting a while: a stale report)
+            report(r);
+            return true;
+          }
+          return false;
+        }
         Kind kind = program[k.at].kind;
         k.w.completed(k.at, all_entered(kind));
         if (kind != Kind::barrier) k.w.log(k.at, {static_cast<char>(k.at)});
-        k.barrier_posted[k.at] = true;  // every call's confirming barrier is posted (waited for later)
         k.max_log = std::max(k.max_log, k.w.log_entries());
+        confirm(r);
+        if (k.w.report_due()) report(r);
         k.phase = Rank::wait_return;
         return true;
       }
       case Rank::wait_return: {
         if (!k.w.may_return()) {
-          // wait for the oldest pending barrier
-          std::uint64_t b = k.w.confirmed();
-          if (!may_complete(everyone(b, true))) return false;
-          k.w.confirmed(b);
-          return true;
+          confirm(r);
+          if (k.w.may_return()) return true;
+          if (k.w.report_stale()) {
+            report(r);
+            return true;
+          }
+          return false;  // waits for reports
         }
         k.returned = k.at + 1;
-        k.phase = ++k.at == program.size() ? Rank::done : Rank::post;
+        k.phase = ++k.at == program.size() ? Rank::settle : Rank::post;
+        return true;
+      }
+      case Rank::settle: {
+        confirm(r);
+        if (!k.w.settled()) {
+          if (k.w.report_stale()) {
+            report(r);
+            return true;
+          }
+          return false;
+        }
+        if (k.w.report_stale()) report(r);  // the others may settle on exactly this count
+        k.phase = Rank::done;
         return true;
       }
       case Rank::done: break;
     }
     return false;
   }
-  // Steps random ranks until none moves or `limit` steps; returns the steps taken.
+  // Steps random ranks (and the network) until nothing moves or `limit` steps; returns the steps taken.
   int run(int limit) {
     int steps = 0;
     const int n = static_cast<int>(ranks.size());
     while (steps < limit) {
-      int first = static_cast<int>(rng() % n);
+      int first = static_cast<int>(rng() % (n + 1));
       bool moved = false;
-      for (int i = 0; i < n && !moved; ++i) moved = step((first + i) % n);
+      for (int i = 0; i <= n && !moved; ++i) {
+        int who = (first + i) % (n + 1);
+        moved = who == n ? deliver() : step(who);
+      }
       if (!moved) break;
       ++steps;
     }
@@ -275,20 +339,43 @@ void check_recovery(Job &job, int w, const char *where) {
 }
 
 TEST(ConfirmWindowJob, FaultFreeRanksStayWithinTheWindow) {
-  for (int w : {1, 2, 3, kMaxWindow}) {
-    for (unsigned seed = 0; seed < 30; ++seed) {
-      std::mt19937 rng(seed);
-      Job job(3, w, random_program(rng, 3, 20), seed);
-      for (;;) {
-        int n = job.run(1);
-        std::uint64_t lo = UINT64_MAX, hi = 0;
-        for (const Rank &k : job.ranks) lo = std::min(lo, k.w.completed()), hi = std::max(hi, k.w.completed());
-        ASSERT_LE(hi - lo, static_cast<std::uint64_t>(w));
-        if (n == 0) break;
+  for (int n : {2, 3, 5}) {
+    for (int w : {1, 2, 3, 8, kMaxWindow}) {
+      for (unsigned seed = 0; seed < 30; ++seed) {
+        std::mt19937 rng(seed);
+        Job job(n, w, random_program(rng, n, 40), seed);
+        for (;;) {
+          int moved = job.run(1);
+          std::uint64_t lo = UINT64_MAX, hi = 0;
+          for (const Rank &k : job.ranks) lo = std::min(lo, k.w.completed()), hi = std::max(hi, k.w.completed());
+          ASSERT_LE(hi - lo, static_cast<std::uint64_t>(w));
+          if (moved == 0) break;
+        }
+        // Every rank returned from every call and settled: nobody waits for a report that never comes.
+        for (const Rank &k : job.ranks) {
+          EXPECT_EQ(k.returned, job.program.size()) << "n " << n << " w " << w << " seed " << seed;
+          EXPECT_EQ(k.phase, Rank::done) << "n " << n << " w " << w << " seed " << seed;
+          EXPECT_TRUE(k.w.settled());
+        }
       }
-      for (const Rank &k : job.ranks) EXPECT_EQ(k.returned, job.program.size()) << "w " << w << " seed " << seed;
     }
   }
+}
+
+TEST(ConfirmWindow, ReportsComeEveryHalfWindow) {
+  ConfirmWindow w(8);
+  EXPECT_EQ(w.interval(), 4);
+  for (std::uint64_t j = 0; j < 3; ++j) w.completed(j, false);
+  EXPECT_FALSE(w.report_due());
+  EXPECT_TRUE(w.report_stale());
+  w.completed(3, false);
+  EXPECT_TRUE(w.report_due());
+  w.reported();
+  EXPECT_FALSE(w.report_stale());
+  w.peers_completed(2);  // every other member completed calls 0 and 1
+  EXPECT_EQ(w.confirmed(), 2u);
+  EXPECT_EQ(ConfirmWindow(1).interval(), 1);
+  EXPECT_EQ(ConfirmWindow(2).interval(), 1);
 }
 
 TEST(ConfirmWindowJob, CrashAtEveryStep) {

@@ -146,13 +146,24 @@ void on_current(const Alias &alias, State &st) {
     st.report_recv = MPI_REQUEST_NULL;
 }
 
+// An error code of MPI's that reports a failure (ULFM: MPIX_ERR_PROC_FAILED(_PENDING), MPIX_ERR_REVOKED).
+bool failure_code(int rc) { return rc != MPI_SUCCESS && repair::error_kind(rc) != repair::ErrorKind::none; }
+
 // Reads the reports that arrived; the lowest count of the other members confirms the calls below it.
-void poll_reports(const Alias &alias, State &st) {
+// Returns true when MPI reported a failure on the receive of reports (the ulfm backend; the heartbeat
+// backend learns it from the detector).
+bool poll_reports(const Alias &alias, State &st) {
+  bool failure = false;
   on_current(alias, st);
   while (st.report_recv != MPI_REQUEST_NULL) {
     int done = 0;
     MPI_Status status;
-    if (PMPI_Test(&st.report_recv, &done, &status) != MPI_SUCCESS || !done) break;
+    const int t = PMPI_Test(&st.report_recv, &done, &status);
+    if (t != MPI_SUCCESS) {
+      failure = failure_code(t);
+      break;
+    }
+    if (!done) break;
     const int from = status.MPI_SOURCE;
     if (from >= 0 && from < static_cast<int>(st.heard.size())) st.heard[from] = std::max(st.heard[from], st.report_in);
     st.report_recv = MPI_REQUEST_NULL;
@@ -165,6 +176,7 @@ void poll_reports(const Alias &alias, State &st) {
   }
   st.win.peers_completed(low);
   retire_sent(st);
+  return failure;
 }
 
 // Tells every other member of the current substitute this rank's completed count.
@@ -223,11 +235,12 @@ bool wait_confirmed(Alias &alias, State &st, std::uint64_t need, const char *cal
   const Substitute *sub = st.report_sub;
   Watch watch;
   watch.broken = [sub] { return sub->any_member_failed(); };
+  bool failure = false;
   auto done = [&] {
-    poll_reports(alias, st);
-    return st.win.confirmed() >= need;
+    failure = poll_reports(alias, st);
+    return failure || st.win.confirmed() >= need;
   };
-  if (wait_until(done, watch) == WaitResult::completed) return true;
+  if (wait_until(done, watch) == WaitResult::completed && !failure) return true;
   *rc = recover(alias, st, call);
   return false;
 }
@@ -482,6 +495,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     Watch watch;
     watch.broken = [sub] { return sub->any_member_failed(); };
     req_rc = MPI_SUCCESS;
+    bool mpi_failure = false;  // MPI itself reported a failure (the ulfm backend)
     // A rank kept waiting here reports its count after kStaleReportUs: a member at a settle point may need
     // exactly that count before it can go on to this very call (wrap/confirm_window.hpp, count reports).
     unsigned polls = 0;
@@ -492,7 +506,11 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       } else {
         int flag = 0;
         int t = PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-        if (t != MPI_SUCCESS) req_rc = t;
+        if (failure_code(t)) {
+          mpi_failure = true;
+        } else if (t != MPI_SUCCESS) {
+          req_rc = t;
+        }
         if (t != MPI_SUCCESS || flag) return true;
       }
       if (st.win.report_stale() && ++polls % 16 == 0) {
@@ -506,10 +524,11 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       return false;
     };
     WaitResult w = wait_until(done, watch);
+    const bool broken = mpi_failure || w == WaitResult::broken || w == WaitResult::revoked;
     p2p_error = op != nullptr && req_rc != MPI_SUCCESS;
-    if (op && w != WaitResult::broken && w != WaitResult::revoked) small::release(std::move(op));
+    if (op && !broken) small::release(std::move(op));
     if (op) small::lose(std::move(op));  // broken: MPI may still use its buffers
-    if (w != WaitResult::broken && w != WaitResult::revoked) break;
+    if (!broken) break;
     // A member died before this rank's request completed: the survivors agree on what each completed; a
     // call nobody completed is posted again on the shrunk substitute (deferred, as every survivor does).
     sub->abandoned.store(true);

@@ -185,6 +185,7 @@ void report(const Alias &alias, State &st) {
   const Substitute &sub = *st.report_sub;
   auto r = std::make_unique<SentReport>();
   r->count = st.win.completed();
+  r->reqs.reserve(static_cast<std::size_t>(sub.map.sub_size()));
   for (int to = 0; to < sub.map.sub_size(); ++to) {
     if (to == sub.rank) continue;
     MPI_Request q = MPI_REQUEST_NULL;
@@ -459,6 +460,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, &rec, hook);
       continue;
     }
+    if (in_place && attempt > 0) std::memcpy(b.result, rec.data.data(), rec.data.size());  // (a partial result)
     if (call.root >= 0 && sub_root < 0) {
       // A dead root (agreed): settle, then run the call confirmed, as with W = 1 (its policy decides).
       if (!st.win.settled() && !wait_confirmed(alias, st, st.win.completed(), call.name, &rc)) {
@@ -466,27 +468,19 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
         if (st.win.role(j) == Role::replay) return replay_mine(alias, st, call, b, j, &rec, hook);
         continue;
       }
-      if (in_place && attempt > 0) std::memcpy(b.result, rec.data.data(), rec.data.size());
       CallDesc once = call;
       if (!hook) once.posted_hook = nullptr;
       rc = run_numbered(alias, once, post, j);
       st.win.replayed(j);
       return rc;
     }
-    if (in_place && attempt > 0) std::memcpy(b.result, rec.data.data(), rec.data.size());  // (a partial result)
 
     // The call runs on cohort's schedule where it may (wrap/small_coll.hpp), else on MPI's nonblocking call.
     std::unique_ptr<small::Op> op;
     MPI_Request req = MPI_REQUEST_NULL;
-    if (call.small != nullptr && small::eligible(alias, *sub, *call.small)) {
-      op = small::acquire(call.small->kind);
-      rc = op->start(*call.small, sub->comm, sub->map.sub_size(), sub->rank, std::max(sub_root, 0),
-                     small::tag(j, false));
-      if (rc != MPI_SUCCESS) small::lose(std::move(op));
-    } else {
-      rc = post(*sub, sub_root, &req);
-    }
+    rc = post_call(alias, call, *sub, sub_root, j, post, &op, &req);
     if (rc != MPI_SUCCESS) {
+      if (op) small::lose(std::move(op));
       st.win.replayed(j);
       return alias.return_error(rc, *sub);
     }

@@ -417,14 +417,7 @@ bool OpAdapter::step(PostFn post, bool wait_) {
       return true;
     case OpAction::post: {
       req_ = MPI_REQUEST_NULL;  // (a post may leave MPI_REQUEST_NULL: nothing to do on this rank)
-      int rc;
-      if (call_.small != nullptr && small::eligible(alias_, *sub_, *call_.small)) {
-        small_op_ = small::acquire(call_.small->kind);
-        rc = small_op_->start(*call_.small, sub_->comm, sub_->map.sub_size(), sub_->rank, std::max(sub_root_, 0),
-                              small::tag(op_.call_no(), false));
-      } else {
-        rc = post(*sub_, sub_root_, &req_);
-      }
+      int rc = post_call(alias_, call_, *sub_, sub_root_, op_.call_no(), post, &small_op_, &req_);
       // NOTE: under ULFM, MPI refuses a call on a communicator with a dead member (a failure-class
       // code, repair::error_kind): that is "not completed here", as a failure seen while waiting.
       refused_ = rc != MPI_SUCCESS && repair::error_kind(rc) != repair::ErrorKind::none;
@@ -548,6 +541,16 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     deferred::settle_all(nullptr);
   }
   return run_numbered(alias, call, post, alias.next_call());
+}
+
+int post_call(const Alias &alias, const CallDesc &call, const Substitute &sub, int sub_root,
+              unsigned long long call_no, PostFn post, std::unique_ptr<small::Op> *op, MPI_Request *req) {
+  if (call.small != nullptr && small::eligible(alias, sub, *call.small)) {
+    *op = small::acquire(call.small->kind);
+    return (*op)->start(*call.small, sub.comm, sub.map.sub_size(), sub.rank, std::max(sub_root, 0),
+                        small::tag(call_no, false));
+  }
+  return post(sub, sub_root, req);
 }
 
 int run_numbered(Alias &alias, const CallDesc &call, PostFn post, unsigned long long call_no) {

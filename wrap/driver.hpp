@@ -342,6 +342,12 @@ int run(Alias &alias, const CallDesc &call, PostFn post);
 /// run() as the alias's call number call_no, confirmed before it returns, without settling windows.
 int run_numbered(Alias &alias, const CallDesc &call, PostFn post, unsigned long long call_no);
 
+/// Posts call number call_no on sub (the alias's current substitute; sub_root: the root's rank there, or -1):
+/// on cohort's schedule where small::eligible allows (*op is set, tag small::tag(call_no, false)), else with
+/// post (*req). Returns the post's MPI code; on an error *op, if set, may hold a started schedule.
+int post_call(const Alias &alias, const CallDesc &call, const Substitute &sub, int sub_root,
+              unsigned long long call_no, PostFn post, std::unique_ptr<small::Op> *op, MPI_Request *req);
+
 /// MPI_Barrier among the survivors of alias (also MPI_Finalize's survivors-only barrier).
 int barrier(Alias &alias);
 

@@ -126,7 +126,10 @@ class ConfirmWindowT {
   /// (Barrier, Allreduce), so its completion proves every member entered it: calls < j are confirmed.
   void completed(std::uint64_t j, bool all_entered) {
     completed_ = j + 1;
-    if (all_entered) confirm_below(j);
+    if (all_entered) {
+      confirm_below(j);
+      entered_ = completed_;
+    }
   }
   /// Calls <= j are confirmed (every member completed them: e.g. a barrier posted after j completed).
   void confirmed(std::uint64_t j) { confirm_below(j + 1); }
@@ -135,15 +138,22 @@ class ConfirmWindowT {
   // Instead of a barrier per call, each rank tells every other member its completed count now and then;
   // the lowest count heard from every other member (with this rank's own) confirms the calls below it.
   // Liveness needs every rank that may keep another waiting to have reported recently enough:
-  //   - report_due(): at least interval() calls completed since the last report (interval() <= W, so a
-  //     member that completed c calls has reported at least c - W + 1: enough for anyone's full window);
+  //   - report_due(): at least interval() calls completed since the last report and since the last
+  //     all-to-all call (Barrier, Allreduce). So a member that completed c calls has reported at least
+  //     c - interval() + 1, or completed an all-to-all call a >= c - interval(); every member that
+  //     completed a confirmed the calls below a by itself, and is left with at most interval() <= W - 1
+  //     unconfirmed calls (W >= 2): enough for anyone's full window. A loop of Allreduces or Barriers sends
+  //     no regular report at all (each call confirms the one before it);
   //   - report_stale(): anything completed since the last report; a rank reports it before it waits for
   //     confirmations (a full window, a settle point) and when its own request has been waiting a while
   //     (a member at a settle point may need exactly its count).
 
   /// Calls between two regular reports: W / 2 rounded up (1 for W <= 2).
   int interval() const { return (w_ + 1) / 2; }
-  bool report_due() const { return completed_ >= reported_ + static_cast<std::uint64_t>(interval()); }
+  bool report_due() const {
+    const std::uint64_t since = w_ >= 2 ? std::max(reported_, entered_) : reported_;  // (interval() <= W - 1)
+    return completed_ >= since + static_cast<std::uint64_t>(interval());
+  }
   bool report_stale() const { return completed_ > reported_; }
   /// This rank reported completed() to every other member.
   void reported() { reported_ = completed_; }
@@ -189,7 +199,7 @@ class ConfirmWindowT {
     log_.clear();
     replay_until_ = std::max(replay_until_, span.high);
     confirmed_ = completed_;
-    reported_ = 0;  // (reports start again on the shrunk substitute)
+    reported_ = entered_ = 0;  // (reports start again on the shrunk substitute)
     return now;
   }
   /// The role of call j (the next call: j == completed()) after the last recovery.
@@ -208,6 +218,7 @@ class ConfirmWindowT {
 
   int w_;
   std::uint64_t completed_ = 0, confirmed_ = 0, replay_until_ = 0, reported_ = 0;
+  std::uint64_t entered_ = 0;  ///< completed() right after the last all-to-all call completed here
   std::deque<LogEntry> log_;
 };
 

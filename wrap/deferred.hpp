@@ -5,15 +5,16 @@
 // Per call j (run()): settle the other communicators' windows, post the call on the substitute (cohort's
 // schedule of messages where wrap/small_coll.hpp allows, else MPI's nonblocking variant), wait for it
 // (never on a dead rank), log what a replay needs (the result; for Reduce the input and, at the root, the
-// result), report this rank's completed count to every other member when due (every ceil(W/2) calls: an
-// MPI_Isend of 8 bytes, tag kReportTag, on the substitute) and return while at most W - 1 calls are
+// result), report this rank's completed count to every other member when due (every ceil(W/2) calls since
+// the last report or the last all-to-all call: an MPI_Isend of 8 bytes, tag kReportTag, on the substitute)
+// and return while at most W - 1 calls are
 // unconfirmed (else report a stale count and wait for the others' reports). A later all-to-all call's
 // completion confirms the calls before it. A pending MPI_Irecv (MPI_ANY_SOURCE) per communicator takes the
 // others' reports; the lowest count heard from every other member confirms the calls below it. A rank whose
 // own request waits more than 200 us reports a stale count (a member at a settle point may need exactly it).
-// A call found broken (before its post or while waiting) is posted again, deferred, on the shrunk
-// substitute unless a survivor completed it: every survivor runs call j the same way, also one that joined
-// the same agreement in an earlier call.
+// A call found broken (before its post, while waiting, or refused at its post by MPI under ULFM with a
+// failure-class code) is posted again, deferred, on the shrunk substitute unless a survivor completed it:
+// every survivor runs call j the same way, also one that joined the same agreement in an earlier call.
 //
 // Settle points: before any call that could let a rank wait on another one while a survivor still misses
 // a call's outcome, every pending confirmation of every communicator completes (settle_all): point-to-
@@ -96,7 +97,7 @@ struct State {
   std::uint64_t report_in = 0;
   std::vector<std::uint64_t> heard;  ///< per rank of report_sub: the highest count it reported
   std::deque<std::unique_ptr<SentReport>> sent;  ///< reports whose sends may still be active
-  bool counted = false;  ///< counted in g_unsettled
+  std::atomic<bool> counted{false};  ///< counted in g_unsettled (changed under mu; read by settle_all)
 };
 
 /// Runs a deferrable blocking collective (call.defer set): deferred when the rules above allow, else

@@ -68,6 +68,7 @@
 
 #include "wrap/calls.h"
 #include "wrap/collective_op.hpp"
+#include "wrap/function_ref.hpp"
 #include "wrap/policy.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/rankmap.hpp"
@@ -211,23 +212,6 @@ Unregistered unregister_alias(MPI_Comm comm);
 /// an error code of class cohort_err_proc_failed(), returns that code). Every survivor must reach the same decision:
 /// call it only on agreed information (membership of the substitute), never on the local detector view alone.
 int apply_policy(const Alias &alias, Policy policy, const char *call, const char *what);
-
-/// A non-owning reference to a callable (no allocation; the callable must outlive the call).
-template <typename Sig>
-class FunctionRef;
-template <typename R, typename... A>
-class FunctionRef<R(A...)> {
- public:
-  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef>>>
-  FunctionRef(F &&f)  // NOLINT: implicit by design
-      : obj_(const_cast<void *>(static_cast<const void *>(&f))),
-        call_([](void *o, A... a) -> R { return (*static_cast<std::remove_reference_t<F> *>(o))(a...); }) {}
-  R operator()(A... a) const { return call_(obj_, a...); }
-
- private:
-  void *obj_;
-  R (*call_)(void *, A...);
-};
 
 /// What a wrapper tells the driver about its call.
 struct CallDesc {

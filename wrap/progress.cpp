@@ -24,6 +24,7 @@ class Backoff {
  public:
   void pause() {
     detector::note_progress();
+    if (start_ < 0) start_ = now_ns();  // (read at the first pause: most waits end at their first test)
     if (spinning_) {
       if ((++n_ & 63) != 0 || now_ns() - start_ < kSpinNs) return;  // the clock is read every 64 polls
       spinning_ = false;
@@ -49,7 +50,7 @@ class Backoff {
   }
   bool spinning_ = true;
   std::uint64_t n_ = 0;
-  std::int64_t start_ = now_ns();
+  std::int64_t start_ = -1;
 };
 
 std::atomic<WaitHook> g_wait_hook{nullptr};
@@ -177,6 +178,6 @@ int raise_p2p_test_error(MPI_Comm alias, int rc) {
   return rc;
 }
 
-WaitResult wait_until(const std::function<bool()> &done, const Watch &watch) { return poll(done, watch); }
+WaitResult wait_until(FunctionRef<bool()> done, const Watch &watch) { return poll(done, watch); }
 
 }  // namespace cohort::wrap

@@ -5,6 +5,8 @@
 
 #include <functional>
 
+#include "wrap/function_ref.hpp"
+
 namespace cohort::wrap {
 
 /// What the loop watches besides the request.
@@ -92,6 +94,6 @@ int raise_p2p_test_error(MPI_Comm alias, int rc);
 /// The same loop for a completion that is not one request, or that needs MPI's return code: polls
 /// done() (e.g. a PMPI_Iprobe, PMPI_Testany, or a PMPI_Test that keeps its return code) until it returns
 /// true (returns completed) or the watch fires.
-WaitResult wait_until(const std::function<bool()> &done, const Watch &watch);
+WaitResult wait_until(FunctionRef<bool()> done, const Watch &watch);
 
 }  // namespace cohort::wrap

@@ -378,6 +378,33 @@ TEST(ConfirmWindow, ReportsComeEveryHalfWindow) {
   EXPECT_EQ(ConfirmWindow(2).interval(), 1);
 }
 
+TEST(ConfirmWindow, AllToAllCallsNeedNoRegularReport) {
+  ConfirmWindow w(4);
+  ASSERT_EQ(w.interval(), 2);
+  for (std::uint64_t j = 0; j < 10; ++j) {
+    w.completed(j, true);  // a loop of Allreduces: call j confirms the calls before it
+    EXPECT_FALSE(w.report_due()) << "call " << j;
+    EXPECT_TRUE(w.may_return());
+  }
+  EXPECT_EQ(w.confirmed(), 9u);
+  EXPECT_TRUE(w.report_stale());  // (a settle point still reports count 10: call 9 waits for it)
+  w.completed(10, false);         // a Bcast after the last all-to-all call: one call since it
+  EXPECT_FALSE(w.report_due());
+  w.completed(11, false);  // two: a report is due
+  EXPECT_TRUE(w.report_due());
+  w.reported();
+  w.completed(12, true);
+  w.completed(13, false);
+  EXPECT_FALSE(w.report_due());
+  w.completed(14, false);
+  EXPECT_TRUE(w.report_due());
+  ConfirmWindow two(2);  // interval 1: a report after every call but all-to-all ones
+  two.completed(0, true);
+  EXPECT_FALSE(two.report_due());
+  two.completed(1, false);
+  EXPECT_TRUE(two.report_due());
+}
+
 TEST(ConfirmWindowJob, CrashAtEveryStep) {
   int checked = 0;
   for (int n : {2, 3, 4}) {

@@ -142,10 +142,11 @@ Span v_span(int n, const int *counts, const int *displs, MPI_Datatype type) {
 }
 
 // A blocking Barrier, Bcast, Reduce or Allreduce carries its buffers for deferred confirmation
-// (wrap/deferred.hpp); nonblocking ones are confirmed as always.
+// (wrap/deferred.hpp); nonblocking ones, and cohort's own composed calls (confirm_now), are confirmed as
+// always.
 CallDesc deferrable(const CallDesc &call, const deferred::Buffers &b) {
   CallDesc c = call;
-  if (call.request == nullptr) c.defer = &b;
+  if (call.request == nullptr && !call.confirm_now) c.defer = &b;
   return c;
 }
 

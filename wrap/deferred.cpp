@@ -11,6 +11,7 @@
 #include "detector/env.hpp"
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
+#include "detector/runtime.hpp"
 #include "repair/repair.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/progress.hpp"
@@ -180,8 +181,12 @@ bool poll_reports(const Alias &alias, State &st) {
   return failure;
 }
 
-// Tells every other member of the current substitute this rank's completed count.
-void report(const Alias &alias, State &st) {
+// Set by shutdown(): report_idle() leaves the windows alone (their substitutes are being left).
+std::atomic<bool> g_shut{false};
+
+// Tells every other member of the current substitute this rank's completed count. hook: reach the inject
+// point "confirm.posted" (the program's thread only: tests count its hits).
+void report(const Alias &alias, State &st, bool hook = true) {
   on_current(alias, st);
   const Substitute &sub = *st.report_sub;
   auto r = std::make_unique<SentReport>();
@@ -195,7 +200,7 @@ void report(const Alias &alias, State &st) {
   st.win.reported();
   st.sent.push_back(std::move(r));
   retire_sent(st);
-  inject::point("confirm.posted");
+  if (hook) inject::point("confirm.posted");
 }
 
 // The calls' logged records stay in the State; replays read them from there.
@@ -379,6 +384,7 @@ State::~State() {
 }
 
 void shutdown() {
+  g_shut.store(true);
   for_each_alias([](Alias &a) {
     if (!a.has_deferred_state()) return;
     State &st = a.deferred_state();
@@ -398,8 +404,24 @@ long max_bytes() {
 }
 
 void check_settings() {
-  window();
   max_bytes();
+  if (window() > 1) detector::add_progress_hook(report_idle);
+}
+
+void report_idle() {
+  if (g_unsettled.load(std::memory_order_relaxed) == 0 || g_shut.load()) return;
+  for_each_alias_locked([](Alias &a) {
+    if (!a.has_deferred_state()) return;
+    State &st = a.deferred_state();
+    std::unique_lock<std::recursive_mutex> lock(st.mu, std::try_to_lock);  // (held: a call is running on it)
+    if (!lock.owns_lock() || g_shut.load() || !st.win.report_stale()) return;
+    if (st.idle_seen != st.win.completed()) {
+      st.idle_seen = st.win.completed();  // (moved since the last look: the program is still calling)
+      return;
+    }
+    report(a, st, false);
+    mark_settled(st);
+  });
 }
 
 void note_span(Alias &alias, const CompletedSpan &span) {

@@ -60,8 +60,15 @@ namespace cohort::wrap::deferred {
 int window();
 /// COHORT_CONFIRM_MAX_BYTES: the largest payload (bytes per rank) confirmed late; 0 .. 1 MiB.
 long max_bytes();
-/// Reads both at MPI_Init: an invalid value stops the rank with one line naming the variable.
+/// Reads both at MPI_Init: an invalid value stops the rank with one line naming the variable. With W > 1
+/// it also registers report_idle() as a progress hook of the detector thread.
 void check_settings();
+/// On the detector thread (detector::add_progress_hook: every 1-5 ms): for each communicator whose
+/// window no thread holds and whose count of completed calls has not moved since the last look, reports
+/// a stale count. A rank tells the others its count from inside MPI calls; after a deferred call it may
+/// stay outside MPI (computing, or waiting for something only another rank's next call brings about)
+/// while the others wait at a settle point for exactly that count: this sends it within a few ms.
+void report_idle();
 /// The tag of count reports on a substitute (above wrap/small_coll.hpp's tags, below MPI's minimum
 /// MPI_TAG_UB of 32767).
 constexpr int kReportTag = 32001;
@@ -98,6 +105,7 @@ struct State {
   std::vector<std::uint64_t> heard;  ///< per rank of report_sub: the highest count it reported
   std::deque<std::unique_ptr<SentReport>> sent;  ///< reports whose sends may still be active
   std::atomic<bool> counted{false};  ///< counted in g_unsettled (changed under mu; read by settle_all)
+  std::uint64_t idle_seen = ~0ULL;  ///< win.completed() at the detector thread's last look (report_idle)
 };
 
 /// Runs a deferrable blocking collective (call.defer set): deferred when the rules above allow, else

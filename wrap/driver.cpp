@@ -95,6 +95,11 @@ void for_each_alias(const std::function<void(Alias &)> &f) {
   for (Alias *a : all) f(*a);
 }
 
+void for_each_alias_locked(FunctionRef<void(Alias &)> f) {
+  std::lock_guard<std::mutex> lock(g_registry_mu);
+  for (auto &kv : g_registry) f(*kv.second);
+}
+
 bool Alias::known_failed(int r) const {
   const RankMap &m = current().map;
   if (r < 0 || r >= m.alias_size()) return false;

@@ -186,8 +186,12 @@ class Alias {
   std::atomic<bool> has_deferred_{false};
 };
 
-/// Calls f on every registered alias (under the registry's lock: f must not register or free aliases).
+/// Calls f on every registered alias (f must not register or free aliases). Not safe against another
+/// thread freeing an alias meanwhile: for the program's own thread.
 void for_each_alias(const std::function<void(Alias &)> &f);
+/// The same with the registry's lock held while f runs, so that no alias is freed meanwhile: for another
+/// thread (the detector's). f must not block and must not look up, register or free aliases.
+void for_each_alias_locked(FunctionRef<void(Alias &)> f);
 
 /// Registers MPI_COMM_WORLD (from the MPI_Init wrappers, once, after repair::init; collective over
 /// MPI_COMM_WORLD). Its first substitute is a private communicator over world's survivors
@@ -233,6 +237,9 @@ struct CallDesc {
   /// A blocking Barrier, Bcast, Reduce or Allreduce that may return before it is confirmed
   /// (COHORT_CONFIRM_WINDOW > 1, wrap/deferred.hpp): its buffers. Else null.
   const deferred::Buffers *defer = nullptr;
+  /// Confirmed before it returns whatever COHORT_CONFIRM_WINDOW says: cohort's own composed calls (the
+  /// stages of wrap/hierarchy.hpp) read the call's outcome, and its repairs, as soon as it returns.
+  bool confirm_now = false;
   /// A Barrier, Bcast, Reduce or Allreduce (blocking or not) that may run on cohort's own point-to-point
   /// schedule (wrap/small_coll.hpp) where small::eligible says so; its post function is then not called.
   /// Must live as long as the operation. Else null.

@@ -139,7 +139,9 @@ int resilient_allreduce(MPI_Comm comm, const void *in, void *out, int count, MPI
   Alias *a = find_alias(comm);
   Busy mark(a);
   const Substitute *before = &a->current();
-  int rc = coll::post_MPI_Allreduce(*a, describe(CallId::MPI_Allreduce), in, out, count, type, op, comm);
+  CallDesc d = describe(CallId::MPI_Allreduce);
+  d.confirm_now = true;  // (a stage's repairs are counted as it returns: never deferred)
+  int rc = coll::post_MPI_Allreduce(*a, d, in, out, count, type, op, comm);
   if (&a->current() != before) ++*repairs;
   return rc;
 }

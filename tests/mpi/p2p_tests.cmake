@@ -64,6 +64,12 @@ cohort_mpi_test(p2p.delivered_before_death PART wrap NP 3 TIMEOUT 60 PASS 2
 cohort_mpi_test(p2p.killed_during_call PART wrap NP 4 TIMEOUT 60 PASS 2
   ENV ${P2P_HB} ${P2P_NO_CMA} COHORT_ON_DEAD_PEER=skip
   COMMAND $<TARGET_FILE:p2p_faults> during)
+# The same after a deferred MPI_Barrier (COHORT_CONFIRM_WINDOW=4): rank 3 waits outside MPI (polling
+# cohort_is_alive) while ranks 0-2 wait at their settle point for its count; the detector thread reports
+# it (wrap/deferred.hpp report_idle). Without that, it hung every run.
+cohort_mpi_test(p2p.killed_during_call_w4 PART wrap NP 4 TIMEOUT 60 PASS 2
+  ENV ${P2P_HB} ${P2P_NO_CMA} COHORT_ON_DEAD_PEER=skip COHORT_CONFIRM_WINDOW=4
+  COMMAND $<TARGET_FILE:p2p_faults> during)
 cohort_mpi_test(p2p.any_source_one_sender_dies PART wrap NP 4 TIMEOUT 60 PASS 3
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER_RECV=skip COMMAND $<TARGET_FILE:p2p_faults> any_source)
 cohort_mpi_test(p2p.any_source_all_dead_skip PART wrap NP 3 TIMEOUT 60 PASS 1

@@ -77,6 +77,8 @@ bool asked_to_join(MPI_Comm comm);
 /// backend: always none (MPI never reports a failure there; the detector is the only source). Local.
 enum class ErrorKind { none, proc_failed, revoked };
 ErrorKind error_kind(int rc);
+/// rc reports a failure (error_kind(rc) is not none): MPI_SUCCESS never does. Local.
+inline bool is_failure(int rc) { return rc != MPI_SUCCESS && error_kind(rc) != ErrorKind::none; }
 /// True when rc is of class MPIX_ERR_PROC_FAILED_PENDING: MPI suspended a receive from MPI_ANY_SOURCE (the
 /// request stays active and resumes once the failure is acknowledged). Heartbeat backend: false. Local.
 bool failure_pending(int rc);

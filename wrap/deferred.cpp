@@ -148,9 +148,6 @@ void on_current(const Alias &alias, State &st) {
     st.report_recv = MPI_REQUEST_NULL;
 }
 
-// An error code of MPI's that reports a failure (ULFM: MPIX_ERR_PROC_FAILED(_PENDING), MPIX_ERR_REVOKED).
-bool failure_code(int rc) { return rc != MPI_SUCCESS && repair::error_kind(rc) != repair::ErrorKind::none; }
-
 // Reads the reports that arrived; the lowest count of the other members confirms the calls below it.
 // Returns true when MPI reported a failure on the receive of reports (the ulfm backend; the heartbeat
 // backend learns it from the detector).
@@ -162,7 +159,7 @@ bool poll_reports(const Alias &alias, State &st) {
     MPI_Status status;
     const int t = PMPI_Test(&st.report_recv, &done, &status);
     if (t != MPI_SUCCESS) {
-      failure = failure_code(t);
+      failure = repair::is_failure(t);
       break;
     }
     if (!done) break;
@@ -444,9 +441,10 @@ void settle_all(const Alias *except) {
   if (unsettled == 0) return;
   // The usual case in a loop of deferred calls on one communicator: it is the only one unsettled.
   // (Its own window's flag changes only inside collectives on it, which this thread is in.)
-  if (unsettled == 1 && except != nullptr && except->has_deferred_state() &&
-      const_cast<Alias *>(except)->deferred_state().counted.load(std::memory_order_relaxed))
-    return;
+  if (unsettled == 1 && except != nullptr) {
+    const State *st = except->deferred_state_if_made();
+    if (st != nullptr && st->counted.load(std::memory_order_relaxed)) return;
+  }
   for_each_alias([except](Alias &a) {
     if (&a != except && a.has_deferred_state()) settle(a);
   });
@@ -517,7 +515,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     rc = post_call(alias, call, *sub, sub_root, j, post, &op, &req);
     // NOTE: under ULFM, MPI refuses a call on a communicator with a dead member (a failure-class code):
     // that is "not completed here", a failure found while waiting (as the W = 1 driver takes it).
-    const bool refused = failure_code(rc);
+    const bool refused = repair::is_failure(rc);
     if (rc != MPI_SUCCESS && !refused) {
       if (op) small::lose(std::move(op));
       st.win.replayed(j);
@@ -539,7 +537,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       } else {
         int flag = 0;
         int t = PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-        if (failure_code(t)) {
+        if (repair::is_failure(t)) {
           mpi_failure = true;
         } else if (t != MPI_SUCCESS) {
           req_rc = t;

@@ -425,7 +425,7 @@ bool OpAdapter::step(PostFn post, bool wait_) {
       int rc = post_call(alias_, call_, *sub_, sub_root_, op_.call_no(), post, &small_op_, &req_);
       // NOTE: under ULFM, MPI refuses a call on a communicator with a dead member (a failure-class
       // code, repair::error_kind): that is "not completed here", as a failure seen while waiting.
-      refused_ = rc != MPI_SUCCESS && repair::error_kind(rc) != repair::ErrorKind::none;
+      refused_ = repair::is_failure(rc);
       op_.posted(refused_ ? MPI_SUCCESS : rc);
       return true;
     }

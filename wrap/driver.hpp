@@ -170,6 +170,10 @@ class Alias {
   /// The window of unconfirmed collectives (wrap/deferred.hpp), made at first use. Thread-safe.
   deferred::State &deferred_state();
   bool has_deferred_state() const { return has_deferred_.load(std::memory_order_acquire); }
+  /// The window if it was made, else nullptr (never makes it). Thread-safe.
+  const deferred::State *deferred_state_if_made() const {
+    return has_deferred_.load(std::memory_order_acquire) ? deferred_.get() : nullptr;
+  }
 
   /// Frees the substitutes that no abandoned request uses, except the alias itself (local call).
   /// Returns false when the alias handle itself has an abandoned request (then it must not be freed).

@@ -128,6 +128,28 @@ static void sequence(MPI_Comm comm, const char *path, struct outcome *o, unsigne
   record(4, rank, rec);
   CHECK(MPI_File_iwrite_at(fh, (MPI_Offset)(4 * size + rank) * REC, rec, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iwrite_at");
   CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iwrite_at");
+  int got = -1, flag = 0;
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  CHECK(got == REC, "iwrite_at's status counts %d bytes", got);
+  /* the other nonblocking calls, completed by MPI_Test and MPI_Wait: their data and their statuses' counts */
+  memset(back, 0, REC);
+  CHECK(MPI_File_iread_at(fh, (MPI_Offset)(4 * size + rank) * REC, back, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iread_at");
+  while (!flag) CHECK(MPI_Test(&req, &flag, &st) == MPI_SUCCESS, "test iread_at");
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  CHECK(got == REC && !memcmp(back, rec, REC), "iread_at: %d bytes, not what iwrite_at wrote", got);
+  record(5, rank, rec);
+  CHECK(MPI_File_seek(fh, (MPI_Offset)(5 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+  CHECK(MPI_File_iwrite(fh, rec, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iwrite");
+  CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iwrite");
+  CHECK(MPI_File_seek(fh, (MPI_Offset)(5 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+  memset(back, 0, REC);
+  CHECK(MPI_File_iread(fh, back, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iread");
+  CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iread");
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  MPI_Offset after = -1;
+  MPI_File_get_position(fh, &after);
+  CHECK(got == REC && !memcmp(back, rec, REC) && after == (MPI_Offset)(5 * size + rank + 1) * REC,
+        "iread: %d bytes, position %lld, not what iwrite wrote", got, (long long)after);
   CHECK(MPI_File_read_at_all(fh, (MPI_Offset)rank * REC, back, REC, MPI_BYTE, &st) == MPI_SUCCESS, "read_at_all");
   record(0, rank, rec);
   CHECK(!memcmp(back, rec, REC), "read_at_all: not what write_at_all wrote");

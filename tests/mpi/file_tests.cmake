@@ -27,6 +27,10 @@ cohort_mpi_test(file.fault.set_size.first_dead PART file NP 4 TIMEOUT 60 PASS 3
 # MPI-IO (their kills are in the loop above); write_shared alternating with write_ordered, with a rank killed
 # before the second step and another inside its third write_shared.
 cohort_mpi_test(file.shared_equiv_4 PART file NP 4 TIMEOUT 90 PASS 4 COMMAND ${_ff} ${_files}/sh_equiv_4.dat shared_equiv)
+# Nonblocking file calls in a loop while the detector thread polls MPI (README, Files: on Open MPI their I/O
+# is done at the post): crashed in Open MPI's OMPIO progress nearly every run before.
+cohort_mpi_test(file.nonblocking_stress PART file NP 3 TIMEOUT 90 PASS 3 ENV COHORT_HB_PERIOD_MS=1
+  COMMAND ${_ff} ${_files}/nb_stress.dat nonblocking_stress 60000)
 cohort_mpi_test(file.shared_two_opens PART file NP 3 TIMEOUT 60 PASS 3 COMMAND ${_ff} ${_files}/sh_two_opens.dat shared_two_opens)
 cohort_mpi_test(file.shared_equiv_3 PART file NP 3 TIMEOUT 90 PASS 3 COMMAND ${_ff} ${_files}/sh_equiv_3.dat shared_equiv)
 cohort_mpi_test(file.fault.mixed.before_then_during PART file NP 4 TIMEOUT 60 PASS 2

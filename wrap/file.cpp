@@ -528,25 +528,25 @@ int io_at_post(Io io, MPI_Request *request) {
   return PMPI_Grequest_complete(*request);
 }
 
+// A nonblocking file call: MPI's own (nb) where kIoAtPost is false, else its blocking twin at the post.
+template <typename Nonblocking, typename Blocking, typename... Args>
+int nonblocking_io(Nonblocking nb, Blocking blocking, MPI_Request *request, Args... args) {
+  if (!kIoAtPost) return nb(args..., request);
+  return io_at_post([&](MPI_Status *st) { return blocking(args..., st); }, request);
+}
+
 int iread_at(MPI_File fh, MPI_Offset at, void *buf, int count, MPI_Datatype type, MPI_Request *request) {
-  if (!kIoAtPost) return PMPI_File_iread_at(fh, at, buf, count, type, request);
-  return io_at_post([&](MPI_Status *st) { return PMPI_File_read_at(fh, at, buf, count, type, st); }, request);
+  return nonblocking_io(PMPI_File_iread_at, PMPI_File_read_at, request, fh, at, buf, count, type);
 }
-
 int iwrite_at(MPI_File fh, MPI_Offset at, const void *buf, int count, MPI_Datatype type, MPI_Request *request) {
-  if (!kIoAtPost) return PMPI_File_iwrite_at(fh, at, buf, count, type, request);
-  return io_at_post([&](MPI_Status *st) { return PMPI_File_write_at(fh, at, buf, count, type, st); }, request);
+  return nonblocking_io(PMPI_File_iwrite_at, PMPI_File_write_at, request, fh, at, buf, count, type);
 }
-
-// A shared-pointer call on a file cohort did not open (MPI's own shared pointer).
+// The shared-pointer calls on a file cohort did not open (MPI's own shared pointer).
 int iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request) {
-  if (!kIoAtPost) return PMPI_File_iread_shared(fh, buf, count, type, request);
-  return io_at_post([&](MPI_Status *st) { return PMPI_File_read_shared(fh, buf, count, type, st); }, request);
+  return nonblocking_io(PMPI_File_iread_shared, PMPI_File_read_shared, request, fh, buf, count, type);
 }
-
 int iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Request *request) {
-  if (!kIoAtPost) return PMPI_File_iwrite_shared(fh, buf, count, type, request);
-  return io_at_post([&](MPI_Status *st) { return PMPI_File_write_shared(fh, buf, count, type, st); }, request);
+  return nonblocking_io(PMPI_File_iwrite_shared, PMPI_File_write_shared, request, fh, buf, count, type);
 }
 
 }  // namespace
@@ -565,15 +565,13 @@ extern "C" int __wrap_MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const v
 
 extern "C" int __wrap_MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request) {
   count_call(CallId::MPI_File_iread);
-  if (!kIoAtPost) return PMPI_File_iread(fh, buf, count, type, request);
-  return io_at_post([&](MPI_Status *st) { return PMPI_File_read(fh, buf, count, type, st); }, request);
+  return nonblocking_io(PMPI_File_iread, PMPI_File_read, request, fh, buf, count, type);
 }
 
 extern "C" int __wrap_MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                                       MPI_Request *request) {
   count_call(CallId::MPI_File_iwrite);
-  if (!kIoAtPost) return PMPI_File_iwrite(fh, buf, count, type, request);
-  return io_at_post([&](MPI_Status *st) { return PMPI_File_write(fh, buf, count, type, st); }, request);
+  return nonblocking_io(PMPI_File_iwrite, PMPI_File_write, request, fh, buf, count, type);
 }
 
 // The independent shared-pointer calls: the place taken under the side file's lock, then the

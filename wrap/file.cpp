@@ -12,7 +12,9 @@
 //     survivors confirm (each has its handle);
 //   - collective data calls (read/write[_at]_all, sync): the local call, then the driver's confirmation
 //     (wrap/driver.hpp, run()): on return every survivor's part of the call is in the file. A survivor's
-//     I/O is done once; a retry of the confirmation never writes again, so no byte is written twice;
+//     I/O is done once; a retry of the confirmation never writes again, so no byte is written twice. The
+//     nonblocking ones (iread/iwrite[_at]_all) do the local call at once and confirm as a nonblocking
+//     collective (wrap/nbc.hpp); the split ones (*_begin/*_end) do the whole call at the begin;
 //   - set_size, preallocate and the deletion of MPI_MODE_DELETE_ON_CLOSE files: done by substitute rank 0
 //     only, whose error class is broadcast; if it dies first, the survivors retry and the next rank 0 does
 //     it (both are idempotent);
@@ -51,6 +53,7 @@
 #include "wrap/calls.h"
 #include "wrap/coll.hpp"
 #include "wrap/driver.hpp"
+#include "wrap/nbc.hpp"
 #include "wrap/policy.hpp"
 #include "wrap/shared_pointer.hpp"
 
@@ -68,6 +71,10 @@ struct FileRecord {
   std::uint64_t seq = 0;         // collective moves of the shared pointer so far (the same on every survivor)
   // NOTE: fcntl locks belong to the process: threads of one rank exclude each other with this mutex.
   std::shared_ptr<std::mutex> side_mu = std::make_shared<std::mutex>();
+  // The open split collective (MPI allows one per file handle): begun, its code and status for the end.
+  bool split_open = false;
+  int split_rc = MPI_SUCCESS;
+  MPI_Status split_status{};
 };
 
 std::mutex g_files_mu;
@@ -590,3 +597,146 @@ COHORT_FILE_SHARED(MPI_File_write_shared, const void *, MPI_Status *, PMPI_File_
 COHORT_FILE_SHARED(MPI_File_read_shared, void *, MPI_Status *, PMPI_File_read_at, PMPI_File_read_shared)
 COHORT_FILE_SHARED(MPI_File_iwrite_shared, const void *, MPI_Request *, iwrite_at, iwrite_shared)
 COHORT_FILE_SHARED(MPI_File_iread_shared, void *, MPI_Request *, iread_at, iread_shared)
+
+// ---- The nonblocking collective data calls (MPI_File_iwrite_at_all, ...): the rank's own part now, with
+// the blocking local call on the per-rank handle (so no file request of the MPI's ever exists: see
+// kIoAtPost; and the individual file pointer moves at the call, as MPI 4.0 section 14.4.3 says), then the
+// survivors' confirmation as a nonblocking collective on the file's communicator (wrap/nbc.hpp): the
+// request completes through the wait and test calls once every survivor's part is in the file (what the
+// blocking call promises on return), or after the retries of a confirmation that a death interrupted; its
+// status counts this rank's bytes and its code is the local call's if that failed.
+namespace cohort::wrap {
+namespace {
+
+struct LocalIo : nbc::OpState {
+  int rc = MPI_SUCCESS;
+  MPI_Count bytes = 0;
+  void finish(int *out, MPI_Count *n) override {
+    if (*out == MPI_SUCCESS) *out = rc;
+    *n = bytes;
+  }
+};
+
+// io(MPI_Status *): the local call. Returns MPI_SUCCESS with *request set, or nbc::start's error.
+template <typename Io>
+int confirm_nonblocking(FileRecord &f, CallId id, MPI_Request *request, Io io) {
+  auto state = std::make_unique<LocalIo>();
+  MPI_Status st;
+  state->rc = io(&st);
+  if (state->rc == MPI_SUCCESS) PMPI_Get_elements_x(&st, MPI_BYTE, &state->bytes);
+  CallDesc call = describe(id);
+  call.request = request;
+  return nbc::start(*f.alias, call, std::move(state), [](const Substitute &, int, MPI_Request *req) {
+    *req = MPI_REQUEST_NULL;  // the part is done: what is left is the driver's confirmation
+    return MPI_SUCCESS;
+  });
+}
+
+}  // namespace
+}  // namespace cohort::wrap
+
+// passthrough: the call on a file cohort did not open (MPI's own nonblocking call).
+#define COHORT_FILE_ICOLLECTIVE(call, params, io, passthrough)                                      \
+  extern "C" int __wrap_##call params {                                                             \
+    count_call(CallId::call);                                                                       \
+    FileRecord *f = find_file(fh);                                                                  \
+    if (f == nullptr) return passthrough;                                                           \
+    return confirm_nonblocking(*f, CallId::call, request, [&](MPI_Status *st) { return io; });      \
+  }
+
+COHORT_FILE_ICOLLECTIVE(MPI_File_iwrite_at_all,
+                        (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype type,
+                         MPI_Request *request),
+                        PMPI_File_write_at(fh, offset, buf, count, type, st),
+                        PMPI_File_iwrite_at_all(fh, offset, buf, count, type, request))
+COHORT_FILE_ICOLLECTIVE(MPI_File_iread_at_all,
+                        (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+                         MPI_Request *request),
+                        PMPI_File_read_at(fh, offset, buf, count, type, st),
+                        PMPI_File_iread_at_all(fh, offset, buf, count, type, request))
+COHORT_FILE_ICOLLECTIVE(MPI_File_iwrite_all,
+                        (MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Request *request),
+                        PMPI_File_write(fh, buf, count, type, st),
+                        PMPI_File_iwrite_all(fh, buf, count, type, request))
+COHORT_FILE_ICOLLECTIVE(MPI_File_iread_all,
+                        (MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request),
+                        PMPI_File_read(fh, buf, count, type, st),
+                        PMPI_File_iread_all(fh, buf, count, type, request))
+
+// ---- The split collectives (MPI 4.0 section 14.4.5 lets an implementation do the whole call at the begin
+// or at the end): the begin runs the blocking call's path above and keeps its code and status; the end
+// hands them over. A begin while one is open, or an end with none open, is the program's error: one line,
+// and MPI_ERR_OTHER through the file's error handler.
+namespace cohort::wrap {
+namespace {
+
+int split_misuse(MPI_File fh, CallId id, const char *what) {
+  COHORT_LOG_ERROR("%s: %s", describe(id).name, what);
+  PMPI_File_call_errhandler(fh, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
+// blocking(MPI_Status *): the call as the blocking wrapper runs it (collective over the survivors).
+template <typename Blocking>
+int split_begin(FileRecord &f, MPI_File fh, CallId id, Blocking blocking) {
+  if (f.split_open) return split_misuse(fh, id, "a split collective is already open on this file (MPI allows one)");
+  f.split_rc = blocking(&f.split_status);
+  f.split_open = true;
+  return f.split_rc;
+}
+
+int split_end(FileRecord &f, MPI_File fh, CallId id, MPI_Status *status) {
+  if (!f.split_open) return split_misuse(fh, id, "no split collective is open on this file");
+  f.split_open = false;
+  if (status != MPI_STATUS_IGNORE) *status = f.split_status;
+  return f.split_rc;
+}
+
+}  // namespace
+}  // namespace cohort::wrap
+
+#define COHORT_FILE_SPLIT(call, params, blocking, passthrough_begin, endparams, passthrough_end)       \
+  extern "C" int __wrap_##call##_begin params {                                                       \
+    count_call(CallId::call##_begin);                                                                 \
+    FileRecord *f = find_file(fh);                                                                    \
+    if (f == nullptr) return passthrough_begin;                                                       \
+    return split_begin(*f, fh, CallId::call##_begin, [&](MPI_Status *st) { return blocking; });       \
+  }                                                                                                   \
+  extern "C" int __wrap_##call##_end endparams {                                                      \
+    count_call(CallId::call##_end);                                                                   \
+    FileRecord *f = find_file(fh);                                                                    \
+    if (f == nullptr) return passthrough_end;                                                         \
+    return split_end(*f, fh, CallId::call##_end, status);                                             \
+  }
+
+COHORT_FILE_SPLIT(MPI_File_write_at_all,
+                  (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype type),
+                  run_then_confirm(*f->alias, CallId::MPI_File_write_at_all_begin,
+                                   [&] { return PMPI_File_write_at(fh, offset, buf, count, type, st); }),
+                  PMPI_File_write_at_all_begin(fh, offset, buf, count, type),
+                  (MPI_File fh, const void *buf, MPI_Status *status), PMPI_File_write_at_all_end(fh, buf, status))
+COHORT_FILE_SPLIT(MPI_File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type),
+                  run_then_confirm(*f->alias, CallId::MPI_File_read_at_all_begin,
+                                   [&] { return PMPI_File_read_at(fh, offset, buf, count, type, st); }),
+                  PMPI_File_read_at_all_begin(fh, offset, buf, count, type),
+                  (MPI_File fh, void *buf, MPI_Status *status), PMPI_File_read_at_all_end(fh, buf, status))
+COHORT_FILE_SPLIT(MPI_File_write_all, (MPI_File fh, const void *buf, int count, MPI_Datatype type),
+                  run_then_confirm(*f->alias, CallId::MPI_File_write_all_begin,
+                                   [&] { return PMPI_File_write(fh, buf, count, type, st); }),
+                  PMPI_File_write_all_begin(fh, buf, count, type),
+                  (MPI_File fh, const void *buf, MPI_Status *status), PMPI_File_write_all_end(fh, buf, status))
+COHORT_FILE_SPLIT(MPI_File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype type),
+                  run_then_confirm(*f->alias, CallId::MPI_File_read_all_begin,
+                                   [&] { return PMPI_File_read(fh, buf, count, type, st); }),
+                  PMPI_File_read_all_begin(fh, buf, count, type),
+                  (MPI_File fh, void *buf, MPI_Status *status), PMPI_File_read_all_end(fh, buf, status))
+COHORT_FILE_SPLIT(MPI_File_write_ordered, (MPI_File fh, const void *buf, int count, MPI_Datatype type),
+                  ordered(*f, CallId::MPI_File_write_ordered_begin, etypes_of(fh, count, type),
+                          [&](MPI_Offset at) { return PMPI_File_write_at(fh, at, buf, count, type, st); }),
+                  PMPI_File_write_ordered_begin(fh, buf, count, type),
+                  (MPI_File fh, const void *buf, MPI_Status *status), PMPI_File_write_ordered_end(fh, buf, status))
+COHORT_FILE_SPLIT(MPI_File_read_ordered, (MPI_File fh, void *buf, int count, MPI_Datatype type),
+                  ordered(*f, CallId::MPI_File_read_ordered_begin, etypes_of(fh, count, type),
+                          [&](MPI_Offset at) { return PMPI_File_read_at(fh, at, buf, count, type, st); }),
+                  PMPI_File_read_ordered_begin(fh, buf, count, type),
+                  (MPI_File fh, void *buf, MPI_Status *status), PMPI_File_read_ordered_end(fh, buf, status))

@@ -14,6 +14,12 @@ std::atomic<int> in_flight{0};
 }
 namespace {
 
+// What the program's request reports when it completes: the code, and the bytes its status counts.
+struct Outcome {
+  int rc = MPI_SUCCESS;
+  MPI_Count bytes = 0;
+};
+
 // One nonblocking collective in flight.
 struct Op {
   Op(Alias &a, const CallDesc &call) : alias(&a), adapter(a, call) {}
@@ -22,7 +28,7 @@ struct Op {
   std::unique_ptr<OpState> state;
   OwnedPostFn post;
   MPI_Request grequest = MPI_REQUEST_NULL;  // the program's handle
-  int *result = nullptr;                    // read by query_fn; owned by the generalized request
+  Outcome *result = nullptr;                // read by query_fn; owned by the generalized request
   bool freed = false;                       // the program called MPI_Request_free
 };
 
@@ -32,16 +38,16 @@ thread_local bool t_inside = false;       // this thread holds g_drive
 
 // NOTE: a collective's request has no source or tag; MPI_ERROR and the return value are the outcome.
 int query_fn(void *extra, MPI_Status *st) {
-  int rc = *static_cast<int *>(extra);
+  const Outcome &o = *static_cast<Outcome *>(extra);
   st->MPI_SOURCE = MPI_ANY_SOURCE;
   st->MPI_TAG = MPI_ANY_TAG;
-  st->MPI_ERROR = rc;
-  PMPI_Status_set_elements(st, MPI_BYTE, 0);
+  st->MPI_ERROR = o.rc;
+  PMPI_Status_set_elements_x(st, MPI_BYTE, o.bytes);
   PMPI_Status_set_cancelled(st, 0);
-  return rc;
+  return o.rc;
 }
 int free_fn(void *extra) {
-  delete static_cast<int *>(extra);
+  delete static_cast<Outcome *>(extra);
   return MPI_SUCCESS;
 }
 int cancel_fn(void *, int) { return MPI_SUCCESS; }  // a collective cannot be cancelled (MPI 4.0, 3.8.4)
@@ -62,7 +68,8 @@ class Driving {
 
 // The operation is done: its request completes with the outcome, and it leaves the table.
 void finish(Op &op) {
-  *op.result = op.adapter.result();
+  op.result->rc = op.adapter.result();
+  if (op.state) op.state->finish(&op.result->rc, &op.result->bytes);
   PMPI_Grequest_complete(op.grequest);
   if (op.freed) PMPI_Request_free(&op.grequest);
   // NOTE: an abandoned request may still read what the posts gave MPI: never free it.
@@ -129,7 +136,7 @@ int start(Alias &alias, const CallDesc &call, std::unique_ptr<OpState> state, Ow
   auto op = std::make_unique<Op>(alias, call);
   op->state = std::move(state);
   op->post = std::move(post);
-  op->result = new int(MPI_SUCCESS);
+  op->result = new Outcome;
   int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, op->result, &op->grequest);
   if (rc != MPI_SUCCESS) {
     delete op->result;

@@ -39,6 +39,13 @@ namespace cohort::wrap::nbc {
 /// What a post function keeps alive for a nonblocking collective's posts (owned by the operation).
 struct OpState {
   virtual ~OpState() = default;
+  /// Called once, when the operation is done, with the collective's outcome in *rc (an MPI code): may
+  /// replace it (an error of this rank's own part of the call) and set *bytes, the count of MPI_BYTE that the
+  /// request's status reports (0 unless set).
+  virtual void finish(int *rc, MPI_Count *bytes) {
+    (void)rc;
+    (void)bytes;
+  }
 };
 
 /// Posts one attempt on a substitute (as PostFn), owning what it captures.

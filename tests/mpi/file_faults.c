@@ -4,7 +4,8 @@
  *   file_faults PATH equiv
  *       the same sequence of file calls on a file opened on MPI_COMM_WORLD (protected) and on a
  *       communicator cohort did not create (raw MPI, PMPI_Comm_dup): same results, same bytes, and
- *       DELETE_ON_CLOSE deletes the file.
+ *       DELETE_ON_CLOSE deletes the file. Includes the nonblocking collective calls (two in flight in one
+ *       MPI_Waitall) and the split collectives, each record read back with its status count.
  *   file_faults PATH shared_equiv
  *       the independent shared-pointer calls (write_shared, iwrite_shared, read_shared, iread_shared) mixed
  *       with write_ordered, read_ordered and seek_shared, on cohort's file and on a raw one: each record read
@@ -12,12 +13,16 @@
  *   file_faults PATH shared_two_opens
  *       the same file opened on MPI_COMM_WORLD and on a duplicate at once has two shared pointers, as in
  *       MPI: write_shared on one moves only its own.
+ *   file_faults PATH split_misuse
+ *       MPI_File_write_all_end with no begin, and a begin while another split collective is open: one line
+ *       each, MPI_ERR_OTHER returned; the open one then ends with its status.
  *   file_faults PATH side_blocked
  *       the shared pointer's side file cannot be created (a file stands where its directory goes): the open
  *       succeeds, MPI_File_write_shared stops the job with one line naming the rank, the call and the file.
  *   file_faults PATH CALL STEP...
  *     CALL   write_at_all | write_all | write_ordered | set_size | write_shared | iwrite_shared | mixed |
- *            read_shared | iread_shared
+ *            read_shared | iread_shared | iwrite_at_all | iwrite_all | write_at_all_begin | write_ordered_begin
+ *            (the nonblocking and split collectives as their blocking twins: the same places, the same checks)
  *            (mixed: write_shared at even steps, write_ordered at odd ones; [i]read_shared: the file holds
  *            one record per (step, rank), record (s, r) at block s * size + r, written before the steps;
  *            each rank reads one record per step at the shared pointer and logs its id to PATH.reads.R)
@@ -92,6 +97,18 @@ struct outcome {
   long long sum;
 };
 
+/* On cohort's side a collective write completes once every survivor's part is in the file: the next rank's
+ * record of row s is there as soon as this rank's call completed (read on the per-rank handle, no barrier). */
+static void neighbour_written(MPI_File fh, int s) {
+  unsigned char want[REC], got[REC];
+  int next = (rank + 1) % size;
+  record(s, next, want);
+  memset(got, 0, REC);
+  CHECK(MPI_File_read_at(fh, (MPI_Offset)(s * size + next) * REC, got, REC, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+        "read_at");
+  CHECK(!memcmp(got, want, REC), "row %d: rank %d's record is not in the file when this rank's call completed", s, next);
+}
+
 static void sequence(MPI_Comm comm, const char *path, struct outcome *o, unsigned char **bytes, MPI_Offset *n) {
   unsigned char rec[REC], back[REC];
   MPI_Status st;
@@ -150,6 +167,86 @@ static void sequence(MPI_Comm comm, const char *path, struct outcome *o, unsigne
   MPI_File_get_position(fh, &after);
   CHECK(got == REC && !memcmp(back, rec, REC) && after == (MPI_Offset)(5 * size + rank + 1) * REC,
         "iread: %d bytes, position %lld, not what iwrite wrote", got, (long long)after);
+  /* the nonblocking collective calls: row 6 by iwrite_at_all (MPI_Wait); row 7 by iwrite_all at the
+   * individual pointer (which moves at the call, MPI 4.0 14.4.3); row 8 by iwrite_at_all in flight with
+   * iread_at_all of row 6 (one MPI_Waitall); row 7 read back by iread_all (MPI_Test) */
+  record(6, rank, rec);
+  if (rank == size - 1) usleep(200000); /* the last rank writes late: its neighbour's wait must wait for it */
+  CHECK(MPI_File_iwrite_at_all(fh, (MPI_Offset)(6 * size + rank) * REC, rec, REC, MPI_BYTE, &req) == MPI_SUCCESS,
+        "iwrite_at_all");
+  CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iwrite_at_all");
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  CHECK(got == REC, "iwrite_at_all's status counts %d bytes", got);
+  if (comm == MPI_COMM_WORLD) neighbour_written(fh, 6);
+  unsigned char rec7[REC], rec8[REC], back7[REC];
+  record(7, rank, rec7);
+  CHECK(MPI_File_seek(fh, (MPI_Offset)(7 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+  CHECK(MPI_File_iwrite_all(fh, rec7, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iwrite_all");
+  MPI_File_get_position(fh, &after);
+  if (comm == MPI_COMM_WORLD)
+    CHECK(after == (MPI_Offset)(7 * size + rank + 1) * REC, "iwrite_all: position %lld before its wait", (long long)after);
+  CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iwrite_all");
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  CHECK(got == REC, "iwrite_all's status counts %d bytes", got);
+  MPI_Request two[2];
+  MPI_Status sts[2];
+  record(8, rank, rec8);
+  memset(back, 0, REC);
+  CHECK(MPI_File_iwrite_at_all(fh, (MPI_Offset)(8 * size + rank) * REC, rec8, REC, MPI_BYTE, &two[0]) == MPI_SUCCESS,
+        "iwrite_at_all");
+  CHECK(MPI_File_iread_at_all(fh, (MPI_Offset)(6 * size + rank) * REC, back, REC, MPI_BYTE, &two[1]) == MPI_SUCCESS,
+        "iread_at_all");
+  CHECK(MPI_Waitall(2, two, sts) == MPI_SUCCESS, "waitall iwrite_at_all + iread_at_all");
+  int got2 = -1;
+  MPI_Get_count(&sts[0], MPI_BYTE, &got);
+  MPI_Get_count(&sts[1], MPI_BYTE, &got2);
+  CHECK(got == REC && got2 == REC && !memcmp(back, rec, REC), "iread_at_all: %d and %d bytes, not what iwrite_at_all wrote",
+        got, got2);
+  CHECK(MPI_File_seek(fh, (MPI_Offset)(7 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+  memset(back7, 0, REC);
+  flag = 0;
+  CHECK(MPI_File_iread_all(fh, back7, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iread_all");
+  while (!flag) CHECK(MPI_Test(&req, &flag, &st) == MPI_SUCCESS, "test iread_all");
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  CHECK(got == REC && !memcmp(back7, rec7, REC), "iread_all: %d bytes, not what iwrite_all wrote", got);
+  /* the split collectives: rows 9 (write_at_all), 10 (write_all at the individual pointer), 11
+   * (write_ordered at the shared pointer), each read back by its split twin */
+  record(9, rank, rec);
+  if (rank == size - 1) usleep(200000);
+  CHECK(MPI_File_write_at_all_begin(fh, (MPI_Offset)(9 * size + rank) * REC, rec, REC, MPI_BYTE) == MPI_SUCCESS,
+        "write_at_all_begin");
+  CHECK(MPI_File_write_at_all_end(fh, rec, &st) == MPI_SUCCESS, "write_at_all_end");
+  if (comm == MPI_COMM_WORLD) neighbour_written(fh, 9);
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  CHECK(got == REC, "write_at_all_end's status counts %d bytes", got);
+  memset(back, 0, REC);
+  CHECK(MPI_File_read_at_all_begin(fh, (MPI_Offset)(9 * size + rank) * REC, back, REC, MPI_BYTE) == MPI_SUCCESS,
+        "read_at_all_begin");
+  CHECK(MPI_File_read_at_all_end(fh, back, &st) == MPI_SUCCESS, "read_at_all_end");
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  CHECK(got == REC && !memcmp(back, rec, REC), "read_at_all_end: %d bytes, not what write_at_all_begin wrote", got);
+  record(10, rank, rec);
+  CHECK(MPI_File_seek(fh, (MPI_Offset)(10 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+  CHECK(MPI_File_write_all_begin(fh, rec, REC, MPI_BYTE) == MPI_SUCCESS, "write_all_begin");
+  CHECK(MPI_File_write_all_end(fh, rec, MPI_STATUS_IGNORE) == MPI_SUCCESS, "write_all_end");
+  CHECK(MPI_File_seek(fh, (MPI_Offset)(10 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+  memset(back, 0, REC);
+  CHECK(MPI_File_read_all_begin(fh, back, REC, MPI_BYTE) == MPI_SUCCESS, "read_all_begin");
+  CHECK(MPI_File_read_all_end(fh, back, &st) == MPI_SUCCESS, "read_all_end");
+  MPI_File_get_position(fh, &after);
+  CHECK(!memcmp(back, rec, REC) && after == (MPI_Offset)(10 * size + rank + 1) * REC,
+        "read_all_end: position %lld, not what write_all_begin wrote", (long long)after);
+  record(11, rank, rec);
+  CHECK(MPI_File_seek_shared(fh, (MPI_Offset)11 * size * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
+  CHECK(MPI_File_write_ordered_begin(fh, rec, REC, MPI_BYTE) == MPI_SUCCESS, "write_ordered_begin");
+  CHECK(MPI_File_write_ordered_end(fh, rec, &st) == MPI_SUCCESS, "write_ordered_end");
+  MPI_Barrier(comm); /* (as after write_ordered above) */
+  CHECK(MPI_File_seek_shared(fh, (MPI_Offset)11 * size * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
+  memset(back, 0, REC);
+  CHECK(MPI_File_read_ordered_begin(fh, back, REC, MPI_BYTE) == MPI_SUCCESS, "read_ordered_begin");
+  CHECK(MPI_File_read_ordered_end(fh, back, &st) == MPI_SUCCESS, "read_ordered_end");
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  CHECK(got == REC && !memcmp(back, rec, REC), "read_ordered_end: %d bytes, not what write_ordered_begin wrote", got);
   CHECK(MPI_File_read_at_all(fh, (MPI_Offset)rank * REC, back, REC, MPI_BYTE, &st) == MPI_SUCCESS, "read_at_all");
   record(0, rank, rec);
   CHECK(!memcmp(back, rec, REC), "read_at_all: not what write_at_all wrote");
@@ -157,8 +254,8 @@ static void sequence(MPI_Comm comm, const char *path, struct outcome *o, unsigne
   MPI_Barrier(comm);
   MPI_File_get_size(fh, &o->size1);
   MPI_Barrier(comm); /* (no rank resizes while another reads the size) */
-  CHECK(MPI_File_set_size(fh, (MPI_Offset)6 * size * REC - 5) == MPI_SUCCESS, "set_size");
-  CHECK(MPI_File_preallocate(fh, (MPI_Offset)7 * size * REC) == MPI_SUCCESS, "preallocate");
+  CHECK(MPI_File_set_size(fh, (MPI_Offset)12 * size * REC - 5) == MPI_SUCCESS, "set_size");
+  CHECK(MPI_File_preallocate(fh, (MPI_Offset)13 * size * REC) == MPI_SUCCESS, "preallocate");
   MPI_Barrier(comm);
   MPI_File_get_size(fh, &o->size2);
   int arc = MPI_File_set_atomicity(fh, 1);
@@ -220,7 +317,7 @@ static void equiv(const char *path) {
         a.group_size, b.group_size, a.atom, b.atom, a.count, b.count);
   CHECK(na == nb && !memcmp(ba, bb, (size_t)na), "file contents differ (%lld and %lld bytes)", (long long)na,
         (long long)nb);
-  CHECK(a.size2 == (MPI_Offset)7 * size * REC && a.group_size == size, "size %lld group %d", (long long)a.size2,
+  CHECK(a.size2 == (MPI_Offset)13 * size * REC && a.group_size == size, "size %lld group %d", (long long)a.size2,
         a.group_size);
   free(ba);
   free(bb);
@@ -573,6 +670,27 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 0;
   }
+  if (!strcmp(call, "split_misuse")) {
+    /* an end with no split collective open, and a second begin while one is: MPI_ERR_OTHER (files' default
+     * error handler returns), one line each; the open one still ends with its status */
+    MPI_File fh = open_fresh(path, MPI_COMM_WORLD, 0);
+    unsigned char rec[REC];
+    MPI_Status st;
+    int cls = -1, got = -1;
+    record(0, rank, rec);
+    MPI_Error_class(MPI_File_write_all_end(fh, rec, &st), &cls);
+    CHECK(cls == MPI_ERR_OTHER, "write_all_end with no begin: class %d", cls);
+    CHECK(MPI_File_write_at_all_begin(fh, (MPI_Offset)rank * REC, rec, REC, MPI_BYTE) == MPI_SUCCESS, "begin");
+    MPI_Error_class(MPI_File_read_at_all_begin(fh, (MPI_Offset)rank * REC, rec, REC, MPI_BYTE), &cls);
+    CHECK(cls == MPI_ERR_OTHER, "a second begin: class %d", cls);
+    CHECK(MPI_File_write_at_all_end(fh, rec, &st) == MPI_SUCCESS, "write_at_all_end");
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    CHECK(got == REC, "write_at_all_end's status counts %d bytes", got);
+    CHECK(MPI_File_close(&fh) == MPI_SUCCESS, "close");
+    TEST_PASS("split collective misuse: MPI_ERR_OTHER, the open one ended");
+    MPI_Finalize();
+    return 0;
+  }
   if (!strcmp(call, "side_blocked")) {
     char side[1100];
     side_dir(path, side, sizeof side);
@@ -596,7 +714,7 @@ int main(int argc, char **argv) {
     CHECK(argc - 3 <= MAXSTEPS, "too many steps");
     prefill(fh, argc - 3);
   }
-  if (!strcmp(call, "write_all")) {
+  if (!strcmp(call, "write_all") || !strcmp(call, "iwrite_all")) {
     MPI_Datatype slot, row;
     MPI_Type_contiguous(REC, MPI_BYTE, &slot);
     MPI_Type_create_resized(slot, -(MPI_Aint)rank * REC, (MPI_Aint)size * REC, &row);
@@ -620,6 +738,24 @@ int main(int argc, char **argv) {
       MPI_Offset pos;
       MPI_File_get_position(fh, &pos);
       CHECK(pos == (MPI_Offset)(s + 1) * REC, "step %d: individual pointer %lld", s, (long long)pos);
+    } else if (!strcmp(call, "iwrite_at_all")) {
+      MPI_Request req;
+      rc = MPI_File_iwrite_at_all(fh, ((MPI_Offset)s * size + rank) * REC, rec, REC, MPI_BYTE, &req);
+      if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, &st);
+    } else if (!strcmp(call, "iwrite_all")) {
+      MPI_Request req;
+      int flag = 0;
+      rc = MPI_File_iwrite_all(fh, rec, REC, MPI_BYTE, &req);
+      while (rc == MPI_SUCCESS && !flag) rc = MPI_Test(&req, &flag, &st);
+      MPI_Offset pos;
+      MPI_File_get_position(fh, &pos);
+      CHECK(pos == (MPI_Offset)(s + 1) * REC, "step %d: individual pointer %lld", s, (long long)pos);
+    } else if (!strcmp(call, "write_at_all_begin")) {
+      rc = MPI_File_write_at_all_begin(fh, ((MPI_Offset)s * size + rank) * REC, rec, REC, MPI_BYTE);
+      if (rc == MPI_SUCCESS) rc = MPI_File_write_at_all_end(fh, rec, &st);
+    } else if (!strcmp(call, "write_ordered_begin")) {
+      rc = MPI_File_write_ordered_begin(fh, rec, REC, MPI_BYTE);
+      if (rc == MPI_SUCCESS) rc = MPI_File_write_ordered_end(fh, rec, &st);
     } else if (!strcmp(call, "write_ordered")) {
       rc = MPI_File_write_ordered(fh, rec, REC, MPI_BYTE, &st);
     } else if (!strcmp(call, "write_shared") || (!strcmp(call, "mixed") && s % 2 == 0)) {
@@ -654,7 +790,7 @@ int main(int argc, char **argv) {
     CHECK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL) == MPI_SUCCESS, "set_view");
     MPI_Offset n;
     unsigned char *b = read_all_bytes(fh, &n);
-    if (!strcmp(call, "write_ordered")) check_ordered(b, n, nsteps);
+    if (!strncmp(call, "write_ordered", 13)) check_ordered(b, n, nsteps);
     else if (reads) check_unchanged(b, n, nsteps);
     else if (strstr(call, "shared") || !strcmp(call, "mixed")) check_shared(b, n, nsteps, !strcmp(call, "mixed"));
     else check_grid(b, nsteps);

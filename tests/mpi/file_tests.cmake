@@ -13,7 +13,10 @@ cohort_mpi_test(file.equiv_3 PART file NP 3 TIMEOUT 90 PASS 3 COMMAND ${_ff} ${_
 # for byte; for [i]read_shared (one record per rank and step, written first) every survivor checks the
 # records read (each rank logs its ids, the dead ones' logs count too): each whole, none read twice, each
 # rank's moving forward, and the shared pointer past one place per rank alive at each step.
-foreach(call write_at_all write_all write_ordered set_size write_shared iwrite_shared read_shared iread_shared)
+# The nonblocking collective ones (iwrite_at_all by MPI_Wait, iwrite_all by MPI_Test) and the split ones
+# (write_at_all_begin, write_ordered_begin, each with its end) the same way: their hook is the confirmation's.
+foreach(call write_at_all write_all write_ordered set_size write_shared iwrite_shared read_shared iread_shared
+        iwrite_at_all iwrite_all write_at_all_begin write_ordered_begin)
   cohort_mpi_test(file.fault.${call}.before_then_during PART file NP 4 TIMEOUT 60 PASS 2
     ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=1,at=file_${call}.posted,hit=3
     COMMAND ${_ff} ${_files}/${call}_bd.dat ${call} none before:2 during:1 none)
@@ -36,6 +39,10 @@ cohort_mpi_test(file.shared_equiv_3 PART file NP 3 TIMEOUT 90 PASS 3 COMMAND ${_
 cohort_mpi_test(file.fault.mixed.before_then_during PART file NP 4 TIMEOUT 60 PASS 2
   ENV ${_file_hb} COHORT_INJECT_FAILURE=rank=1,at=file_write_shared.posted,hit=3
   COMMAND ${_ff} ${_files}/mixed_bd.dat mixed none before:2 none none during:1 none)
+# Split collectives misused (an end with none open, a second begin): one line naming the rank and the call.
+cohort_mpi_test(file.split_misuse PART file NP 2 TIMEOUT 60 PASS 2
+  EXPECT "cohort\\[rank [01]\\] error: MPI_File_read_at_all_begin: a split collective is already open on this file \\(MPI allows one\\)$"
+  COMMAND ${_ff} ${_files}/split_misuse.dat split_misuse)
 # A side file that cannot be created (a file where its directory goes): one line, the job stops, no hang.
 cohort_mpi_test(file.shared_side_file_error PART file NP 2 TIMEOUT 60 EXIT 1 PASS 0
   EXPECT "cohort\\[rank [01]\\] error: MPI_File_write_shared: cannot open the shared file pointer's side file .*side_blocked.dat.cohort-shfp/[0-9a-f]+\\.1: Not a directory$"

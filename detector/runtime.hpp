@@ -63,7 +63,10 @@ void refresh();
 /// (no probe), so they learn only of the failures MPI recorded already. Measured reason: Open MPI 5.0.7 never
 /// completes an MPI_Comm_create_from_group while another thread probes meanwhile (ompi_comm_activate waits
 /// forever; build/exp-style test: 40 creations, 8 ranks, a probing thread: 5 of 8 ranks hung every time,
-/// none without the prober). Heartbeat build: does nothing. Thread-safe.
+/// none without the prober). repair's ULFM calls (agree, shrink, revoke) hold it too, and the detector thread
+/// probes only when the program went through no cohort wrapper or poll round since its last look
+/// (progress_count()): Open MPI 5.0.7's failure handling crashed once with this thread probing meanwhile.
+/// Heartbeat build: does nothing. Thread-safe.
 void hold_progress(bool on);
 
 /// Internal listener, called on the detector thread once per newly dead rank (after it is recorded).

@@ -1300,6 +1300,33 @@ extern "C" int __wrap_MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype
   });
 }
 
+extern "C" int __wrap_MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                      int target_rank, MPI_Aint target_disp, int target_count,
+                                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+  count_call(CallId::MPI_Raccumulate);
+  COHORT_WIN_OR_PASS(PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                      target_count, target_datatype, op, win, request))
+  return rma_now(*w, win, CallId::MPI_Raccumulate, true, target_rank, request, [=](int sub, MPI_Win s) {
+    return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, sub, target_disp, target_count,
+                           target_datatype, op, s);
+  });
+}
+
+extern "C" int __wrap_MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                          void *result_addr, int result_count, MPI_Datatype result_datatype,
+                                          int target_rank, MPI_Aint target_disp, int target_count,
+                                          MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                          MPI_Request *request) {
+  count_call(CallId::MPI_Rget_accumulate);
+  COHORT_WIN_OR_PASS(PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                          result_datatype, target_rank, target_disp, target_count, target_datatype,
+                                          op, win, request))
+  return rma_now(*w, win, CallId::MPI_Rget_accumulate, false, target_rank, request, [=](int sub, MPI_Win s) {
+    return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                               result_datatype, sub, target_disp, target_count, target_datatype, op, s);
+  });
+}
+
 extern "C" int cohort_win_state(MPI_Win win, int *members, int *recreations) {
   WinRecord *w = find_win(win);
   if (w == nullptr) return 0;

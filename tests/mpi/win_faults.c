@@ -3,8 +3,9 @@
  *
  *   win_faults equiv
  *       the same RMA sequence (Win_allocate and Win_create; fence, lock, lock_all; Put, Get, Accumulate,
- *       Get_accumulate, Fetch_and_op, Compare_and_swap, Rput, Rget) on MPI_COMM_WORLD (protected) and on a
- *       communicator cohort did not create (raw MPI): the same window contents and results at every rank;
+ *       Get_accumulate, Fetch_and_op, Compare_and_swap, Rput, Rget, Raccumulate, Rget_accumulate) on
+ *       MPI_COMM_WORLD (protected) and on a communicator cohort did not create (raw MPI): the same window
+ *       contents and results at every rank;
  *       then, through cohort only, fence epochs with a bulk put, puts to oneself and MPI_PROC_NULL, atomics,
  *       fetches and MPI_NO_OP, checked against the values MPI defines.
  *   win_faults MODE STEP...
@@ -84,8 +85,8 @@ static void sequence(MPI_Comm comm, long *out, int nout) {
   MPI_Win_lock_all(0, wb);
   long ga = -1, two = 2;
   MPI_Get_accumulate(&two, 1, MPI_LONG, &ga, 1, MPI_LONG, (rank + 1) % size, 2 * size + rank, 1, MPI_LONG, MPI_SUM, wb);
-  MPI_Request rq[2];
-  long rv = 7 * rank + 1, rg = -1;
+  MPI_Request rq[4];
+  long rv = 7 * rank + 1, rg = -1, ra = 3 * rank + 5, three = 3, rga = -1;
   MPI_Rput(&rv, 1, MPI_LONG, (rank + 1) % size, 3 * size + rank, 1, MPI_LONG, wb, &rq[0]);
   MPI_Win_flush_all(wb);
   /* origin buffers reused after a local flush (cohort defers puts to the next synchronisation) */
@@ -98,7 +99,12 @@ static void sequence(MPI_Comm comm, long *out, int nout) {
   lq = -1;
   MPI_Win_flush(next, wb);
   MPI_Rget(&rg, 1, MPI_LONG, (rank + 1) % size, 3 * size + rank, 1, MPI_LONG, wb, &rq[1]);
-  MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+  /* request-based atomics to the slot Get_accumulate added to: ordered from one origin (MPI's default
+   * accumulate_ordering), so rga is 2 + ra */
+  MPI_Raccumulate(&ra, 1, MPI_LONG, next, 2 * size + rank, 1, MPI_LONG, MPI_SUM, wb, &rq[2]);
+  MPI_Rget_accumulate(&three, 1, MPI_LONG, &rga, 1, MPI_LONG, next, 2 * size + rank, 1, MPI_LONG, MPI_SUM, wb, &rq[3]);
+  MPI_Status rs[4];
+  MPI_Waitall(4, rq, rs);
   MPI_Win_unlock_all(wb);
   MPI_Barrier(comm);
   MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, wb);  /* a consistent view of my own memory */
@@ -109,8 +115,11 @@ static void sequence(MPI_Comm comm, long *out, int nout) {
   out[k++] = got;
   out[k++] = ga;
   out[k++] = rg;
+  out[k++] = rga;
   CHECK(lp == -1 && lq == -1, "origin buffers");
   CHECK(fetched == 0 && swapped == 0, "Fetch_and_op fetched %ld, Compare_and_swap found %ld", fetched, swapped);
+  CHECK(rga == 2 + ra && b[2 * size + (rank + size - 1) % size] == 2 + 3 * ((rank + size - 1) % size) + 5 + 3,
+        "Rget_accumulate fetched %ld (want %ld), slot %ld", rga, 2 + ra, b[2 * size + (rank + size - 1) % size]);
   MPI_Win_free(&wa);
   MPI_Win_free(&wb);
   MPI_Free_mem(b);

@@ -20,11 +20,16 @@ struct Outcome {
   MPI_Count bytes = 0;
 };
 
-// One nonblocking collective in flight.
+// One nonblocking operation in flight: a collective (adapter), or a local one (step).
 struct Op {
-  Op(Alias &a, const CallDesc &call) : alias(&a), adapter(a, call) {}
-  Alias *alias;
-  OpAdapter adapter;
+  Op(Alias &a, const CallDesc &call) : alias(&a), adapter(std::make_unique<OpAdapter>(a, call)) {}
+  explicit Op(LocalStep s) : step(std::move(s)) {}
+  Alias *alias = nullptr;               // null for a local operation
+  std::unique_ptr<OpAdapter> adapter;   // null for a local operation
+  LocalStep step;
+  bool step_done = false;
+  int step_rc = MPI_SUCCESS;
+  bool done() const { return adapter ? adapter->next() == OpAction::done : step_done; }
   std::unique_ptr<OpState> state;
   OwnedPostFn post;
   MPI_Request grequest = MPI_REQUEST_NULL;  // the program's handle
@@ -68,12 +73,12 @@ class Driving {
 
 // The operation is done: its request completes with the outcome, and it leaves the table.
 void finish(Op &op) {
-  op.result->rc = op.adapter.result();
+  op.result->rc = op.adapter ? op.adapter->result() : op.step_rc;
   if (op.state) op.state->finish(&op.result->rc, &op.result->bytes);
   PMPI_Grequest_complete(op.grequest);
   if (op.freed) PMPI_Request_free(&op.grequest);
   // NOTE: an abandoned request may still read what the posts gave MPI: never free it.
-  if (op.adapter.abandoned()) (void)op.state.release();
+  if (op.adapter && op.adapter->abandoned()) (void)op.state.release();
   detail::in_flight.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -88,10 +93,18 @@ void advance() {
   bool finished = false;
   for (auto &p : g_ops) {
     Op &op = *p;
-    if (std::find(waiting.begin(), waiting.end(), op.alias) != waiting.end()) continue;
-    while (op.adapter.next() != OpAction::done && op.adapter.step(op.post, false)) {
+    if (!op.adapter) {
+      if (!op.step_done) op.step_done = op.step(&op.step_rc);
+      if (op.step_done) {
+        finish(op);
+        finished = true;
+      }
+      continue;
     }
-    if (op.adapter.next() == OpAction::done) {
+    if (std::find(waiting.begin(), waiting.end(), op.alias) != waiting.end()) continue;
+    while (op.adapter->next() != OpAction::done && op.adapter->step(op.post, false)) {
+    }
+    if (op.adapter->next() == OpAction::done) {
       finish(op);
       finished = true;
     } else {
@@ -100,7 +113,7 @@ void advance() {
   }
   if (finished) {
     g_ops.erase(std::remove_if(g_ops.begin(), g_ops.end(),
-                               [](const std::unique_ptr<Op> &p) { return p->adapter.next() == OpAction::done; }),
+                               [](const std::unique_ptr<Op> &p) { return p->done(); }),
                 g_ops.end());
   }
 }
@@ -151,6 +164,22 @@ int start(Alias &alias, const CallDesc &call, std::unique_ptr<OpState> state, Ow
   return MPI_SUCCESS;
 }
 
+int start_local(LocalStep step, MPI_Request *request) {
+  auto op = std::make_unique<Op>(std::move(step));
+  op->result = new Outcome;
+  int rc = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, op->result, &op->grequest);
+  if (rc != MPI_SUCCESS) {
+    delete op->result;
+    return rc;
+  }
+  *request = op->grequest;
+  Driving d;
+  detail::in_flight.fetch_add(1, std::memory_order_relaxed);
+  g_ops.push_back(std::move(op));
+  advance();
+  return MPI_SUCCESS;
+}
+
 void progress() {
   if (t_inside || !any_in_flight()) return;
   Driving d(std::try_to_lock);
@@ -168,10 +197,10 @@ bool drive_until_done(MPI_Request req) {
   Driving d;
   Op *op = find(req);
   if (op == nullptr) return false;
-  if (g_ops.size() == 1) {
+  if (g_ops.size() == 1 && op->adapter) {
     // NOTE: the only operation in flight: it waits in cohort's poll loop as a blocking call does (no other
     // operation needs this rank to move meanwhile). With others in flight every pass moves all of them.
-    while (op->adapter.next() != OpAction::done) op->adapter.step(op->post, true);
+    while (op->adapter->next() != OpAction::done) op->adapter->step(op->post, true);
     finish(*op);
     g_ops.clear();
     return true;

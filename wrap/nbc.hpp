@@ -57,6 +57,15 @@ using OwnedPostFn = std::function<int(const Substitute &sub, int sub_root, MPI_R
 /// captures by reference; kept until the operation is done.
 int start(Alias &alias, const CallDesc &call, std::unique_ptr<OpState> state, OwnedPostFn post);
 
+/// A nonblocking operation that needs no confirmation or agreement (point-to-point messages of its own, as a
+/// neighbourhood collective's): step(&rc) advances it without waiting and returns true once it is done, with
+/// its MPI code in rc. No turn: it moves on every pass, beside the collectives of any alias.
+using LocalStep = std::function<bool(int *rc)>;
+
+/// Starts a local operation: *request becomes its generalized request, completed through the same wait and test
+/// calls as the collectives'. Returns MPI_SUCCESS, or MPI_Grequest_start's error code.
+int start_local(LocalStep step, MPI_Request *request);
+
 namespace detail {
 extern std::atomic<int> in_flight;
 }

@@ -23,6 +23,7 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,7 @@
 #include "wrap/calls.h"
 #include "wrap/comm.hpp"
 #include "wrap/driver.hpp"
+#include "wrap/nbc.hpp"
 #include "wrap/progress.hpp"
 
 namespace cohort::wrap {
@@ -53,7 +55,8 @@ struct Topology {
   bool weighted = false;
   MPI_Comm exchange = MPI_COMM_NULL;         // private duplicate for the neighbourhood collectives
   RankMap map;                               // program rank -> rank of exchange
-  bool abandoned = false;                    // a send on exchange was abandoned: never free it
+  // A send on exchange was abandoned: never free it. Shared with the nonblocking ones in flight.
+  std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
 };
 
 std::mutex g_topologies_mu;
@@ -132,7 +135,7 @@ void forget_topology(MPI_Comm comm) {
     g_topologies.erase(it);
   }
   // NOTE: a duplicate with an abandoned send is leaked: MPI may still match messages on it.
-  if (t->exchange != MPI_COMM_NULL && !t->abandoned) PMPI_Comm_free(&t->exchange);
+  if (t->exchange != MPI_COMM_NULL && !t->abandoned->load()) PMPI_Comm_free(&t->exchange);
 }
 
 namespace {
@@ -148,44 +151,83 @@ char *at(const void *buf, int displ, MPI_Datatype type) {
   return static_cast<char *>(const_cast<void *>(buf)) + displ * extent;
 }
 
-// One neighbourhood collective of the program's call `id` on comm (topology t): block out(k) goes to
-// out-neighbour k, in-neighbour j's block into in(j). Returns MPI_SUCCESS or an MPI error code (passed to
-// comm's error handler).
-int neighbour_exchange(MPI_Comm comm, Alias &a, Topology &t, CallId id, FunctionRef<Block(int)> out,
-                       FunctionRef<Block(int)> in) {
+// The messages of one neighbourhood collective: receive j from in-neighbour sources[j], send k to out-neighbour
+// destinations[k] (ranks of the program's communicator; a request stays MPI_REQUEST_NULL where nothing was
+// posted: MPI_PROC_NULL, or a neighbour known dead at the post).
+struct Exchange {
+  std::vector<int> sources, destinations;
+  std::vector<MPI_Request> recvs, sends;
+  std::vector<int> recv_world, send_world;        // the peers' MPI_COMM_WORLD ranks (-1: nothing posted)
+  std::vector<char> cancelled;                    // receive j withdrawn (PMPI_Cancel issued)
+  std::shared_ptr<std::atomic<bool>> abandoned;   // the topology's flag
+};
+
+// Posts the messages of the program's call `id` on comm (topology t): block out(k) goes to out-neighbour k,
+// in-neighbour j's block into in(j); then reaches the call's inject point ("neighbor_alltoall.posted").
+// Returns MPI_SUCCESS or an MPI error code.
+int post_exchange(Alias &a, Topology &t, CallId id, MPI_Comm comm, FunctionRef<Block(int)> out,
+                  FunctionRef<Block(int)> in, Exchange *x) {
   if (t.exchange == MPI_COMM_NULL) {
     int rc = private_dup(a, id, &t.exchange, &t.map);
     if (rc != MPI_SUCCESS) return rc;
   }
-  std::vector<int> sources = t.in, destinations = t.out;
+  x->sources = t.in;
+  x->destinations = t.out;
+  x->abandoned = t.abandoned;
   if (t.cartesian) {
     int me = 0;
     PMPI_Comm_rank(comm, &me);
-    sources.clear();
+    x->sources.clear();
     for (int d = 0; d < t.grid.ndims(); ++d) {
       int s = 0, r = 0;
       t.grid.shift(me, d, 1, &s, &r);
-      sources.push_back(s == Cartesian::kNone ? MPI_PROC_NULL : s);
-      sources.push_back(r == Cartesian::kNone ? MPI_PROC_NULL : r);
+      x->sources.push_back(s == Cartesian::kNone ? MPI_PROC_NULL : s);
+      x->sources.push_back(r == Cartesian::kNone ? MPI_PROC_NULL : r);
     }
-    destinations = sources;
+    x->destinations = x->sources;
   }
   // A peer takes part when it is in the duplicate and not known dead now.
   auto peer_of = [&](int r) { return r == MPI_PROC_NULL || a.known_failed(r) ? -1 : t.map.to_sub(r); };
-  std::vector<MPI_Request> recvs(sources.size(), MPI_REQUEST_NULL), sends(destinations.size(), MPI_REQUEST_NULL);
+  const RankMap &m = a.current().map;
+  x->recvs.assign(x->sources.size(), MPI_REQUEST_NULL);
+  x->sends.assign(x->destinations.size(), MPI_REQUEST_NULL);
+  x->recv_world.assign(x->sources.size(), -1);
+  x->send_world.assign(x->destinations.size(), -1);
+  x->cancelled.assign(x->sources.size(), 0);
   int rc = MPI_SUCCESS;
-  for (std::size_t j = 0; j < sources.size() && rc == MPI_SUCCESS; ++j) {
-    int p = peer_of(sources[j]);
+  for (std::size_t j = 0; j < x->sources.size() && rc == MPI_SUCCESS; ++j) {
+    int p = peer_of(x->sources[j]);
     Block b = in(static_cast<int>(j));
-    if (p >= 0) rc = PMPI_Irecv(b.buf, b.count, b.type, p, t.cartesian ? static_cast<int>(j) : 0, t.exchange, &recvs[j]);
+    if (p < 0) continue;
+    rc = PMPI_Irecv(b.buf, b.count, b.type, p, t.cartesian ? static_cast<int>(j) : 0, t.exchange, &x->recvs[j]);
+    x->recv_world[j] = m.to_world(x->sources[j]);
   }
-  for (std::size_t k = 0; k < destinations.size() && rc == MPI_SUCCESS; ++k) {
-    int p = peer_of(destinations[k]);
+  for (std::size_t k = 0; k < x->destinations.size() && rc == MPI_SUCCESS; ++k) {
+    int p = peer_of(x->destinations[k]);
     Block b = out(static_cast<int>(k));
-    if (p >= 0)
-      rc = PMPI_Isend(b.buf, b.count, b.type, p, t.cartesian ? static_cast<int>(k ^ 1) : 0, t.exchange, &sends[k]);
+    if (p < 0) continue;
+    rc = PMPI_Isend(b.buf, b.count, b.type, p, t.cartesian ? static_cast<int>(k ^ 1) : 0, t.exchange, &x->sends[k]);
+    x->send_world[k] = m.to_world(x->destinations[k]);
   }
   inject::point(posted_hook(id));  // e.g. "neighbor_alltoall.posted": every receive and send posted
+  return rc;
+}
+
+// A request of an exchange that MPI ended with an error: under the ulfm backend MPI fails a request whose peer
+// died, and that block is then missing, as when the detector sees the death first; any other error is the
+// call's (*rc, the first one).
+void request_failed(MPI_Request *req, int error, int *rc) {
+  if (repair::error_kind(error) != repair::ErrorKind::proc_failed && *rc == MPI_SUCCESS) *rc = error;
+  if (*req != MPI_REQUEST_NULL && *rc == MPI_SUCCESS) PMPI_Request_free(req);
+  *req = MPI_REQUEST_NULL;
+}
+
+// One neighbourhood collective, blocking: posts, then waits for each request, never on a dead neighbour.
+// Returns MPI_SUCCESS or an MPI error code (passed to comm's error handler).
+int neighbour_exchange(MPI_Comm comm, Alias &a, Topology &t, CallId id, FunctionRef<Block(int)> out,
+                       FunctionRef<Block(int)> in) {
+  Exchange x;
+  int rc = post_exchange(a, t, id, comm, out, in, &x);
   auto settle = [&](std::vector<MPI_Request> &reqs, const std::vector<int> &peers, bool receive) {
     for (std::size_t i = 0; i < reqs.size() && rc == MPI_SUCCESS; ++i) {
       if (reqs[i] == MPI_REQUEST_NULL) continue;
@@ -193,12 +235,7 @@ int neighbour_exchange(MPI_Comm comm, Alias &a, Topology &t, CallId id, Function
       Watch watch{[&] { return a.known_failed(peer); }};
       switch (wait(&reqs[i], MPI_STATUS_IGNORE, watch, &error)) {
         case WaitResult::completed: break;
-        case WaitResult::failed:
-          // NOTE: under the ulfm backend MPI fails a request whose peer died: that peer's block is missing,
-          // as when the watch sees the death first.
-          if (repair::error_kind(error) != repair::ErrorKind::proc_failed) rc = error;
-          if (reqs[i] != MPI_REQUEST_NULL && rc == MPI_SUCCESS) PMPI_Request_free(&reqs[i]);
-          break;
+        case WaitResult::failed: request_failed(&reqs[i], error, &rc); break;
         case WaitResult::broken:
         case WaitResult::revoked:
           if (receive) {  // withdrawn; a block that arrived before the death still completes it
@@ -209,15 +246,111 @@ int neighbour_exchange(MPI_Comm comm, Alias &a, Topology &t, CallId id, Function
             if (!done) PMPI_Cancel(&reqs[i]);
             PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
           } else {  // NOTE: MPI cancels no send to a dead rank: abandoned, the duplicate is never freed
-            t.abandoned = true;
+            x.abandoned->store(true);
           }
       }
     }
   };
-  settle(recvs, sources, true);
-  settle(sends, destinations, false);
+  settle(x.recvs, x.sources, true);
+  settle(x.sends, x.destinations, false);
   if (rc != MPI_SUCCESS) return comm_error(comm, rc);
   return MPI_SUCCESS;
+}
+
+// One pass over an exchange's requests without waiting (the nonblocking neighbourhood collectives' step, run by
+// every wait and test call: wrap/nbc.hpp): a request completes, or once its peer is known dead (after the
+// failure grace, as the blocking waits) a receive is cancelled (a block that arrived before the death still
+// completes it) and a send is abandoned. True once no request is left; *rc: the first error.
+bool exchange_step(Exchange &x, int *rc) {
+  bool left = false;
+  auto pass = [&](std::vector<MPI_Request> &reqs, const std::vector<int> &world, bool receive) {
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      if (reqs[i] == MPI_REQUEST_NULL) continue;
+      int flag = 0;
+      int error = PMPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
+      if (error != MPI_SUCCESS) {
+        request_failed(&reqs[i], error, rc);
+        continue;
+      }
+      if (flag) continue;
+      left = true;
+      if ((receive && x.cancelled[i]) || !detector::is_failed(world[i]) || !failure_grace_over()) continue;
+      if (receive) {
+        int done = 0;
+        PMPI_Request_get_status(reqs[i], &done, MPI_STATUS_IGNORE);
+        if (!done) PMPI_Cancel(&reqs[i]);
+        x.cancelled[i] = 1;  // the next tests complete it, cancelled or received
+      } else {
+        x.abandoned->store(true);  // NOTE: as the blocking one: MPI may still use it, never freed
+        reqs[i] = MPI_REQUEST_NULL;
+      }
+    }
+  };
+  pass(x.recvs, x.recv_world, true);
+  pass(x.sends, x.send_world, false);
+  return !left;
+}
+
+// One neighbourhood collective, nonblocking: posts now; *request completes (wrap/nbc.hpp, a local operation)
+// once every request did, or was withdrawn for a dead neighbour. Returns MPI_SUCCESS or an MPI error code
+// (passed to comm's error handler).
+int neighbour_exchange_nb(MPI_Comm comm, Alias &a, Topology &t, CallId id, FunctionRef<Block(int)> out,
+                          FunctionRef<Block(int)> in, MPI_Request *request) {
+  auto x = std::make_shared<Exchange>();
+  int rc = post_exchange(a, t, id, comm, out, in, x.get());
+  if (rc == MPI_SUCCESS) rc = nbc::start_local([x](int *out_rc) { return exchange_step(*x, out_rc); }, request);
+  if (rc != MPI_SUCCESS) {
+    // NOTE: what was posted is left to MPI (never freed here: it may still use the buffers)
+    *request = MPI_REQUEST_NULL;
+    return comm_error(comm, rc);
+  }
+  return MPI_SUCCESS;
+}
+
+// One neighbourhood collective, blocking (request null) or nonblocking (*request: the program's request).
+int neighbour_call(MPI_Comm comm, Alias &a, Topology &t, CallId id, FunctionRef<Block(int)> out,
+                   FunctionRef<Block(int)> in, MPI_Request *request) {
+  return request == nullptr ? neighbour_exchange(comm, a, t, id, out, in)
+                            : neighbour_exchange_nb(comm, a, t, id, out, in, request);
+}
+
+// The blocks of each neighbourhood collective, shared by the blocking call and its nonblocking twin.
+int allgather_blocks(MPI_Comm comm, Alias &a, Topology &t, CallId id, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Request *request) {
+  return neighbour_call(
+      comm, a, t, id, [&](int) { return Block{const_cast<void *>(sendbuf), sendcount, sendtype}; },
+      [&](int j) { return Block{at(recvbuf, j * recvcount, recvtype), recvcount, recvtype}; }, request);
+}
+int allgatherv_blocks(MPI_Comm comm, Alias &a, Topology &t, CallId id, const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+                      MPI_Datatype recvtype, MPI_Request *request) {
+  return neighbour_call(
+      comm, a, t, id, [&](int) { return Block{const_cast<void *>(sendbuf), sendcount, sendtype}; },
+      [&](int j) { return Block{at(recvbuf, displs[j], recvtype), recvcounts[j], recvtype}; }, request);
+}
+int alltoall_blocks(MPI_Comm comm, Alias &a, Topology &t, CallId id, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Request *request) {
+  return neighbour_call(
+      comm, a, t, id, [&](int k) { return Block{at(sendbuf, k * sendcount, sendtype), sendcount, sendtype}; },
+      [&](int j) { return Block{at(recvbuf, j * recvcount, recvtype), recvcount, recvtype}; }, request);
+}
+int alltoallv_blocks(MPI_Comm comm, Alias &a, Topology &t, CallId id, const void *sendbuf, const int sendcounts[],
+                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                     const int rdispls[], MPI_Datatype recvtype, MPI_Request *request) {
+  return neighbour_call(
+      comm, a, t, id, [&](int k) { return Block{at(sendbuf, sdispls[k], sendtype), sendcounts[k], sendtype}; },
+      [&](int j) { return Block{at(recvbuf, rdispls[j], recvtype), recvcounts[j], recvtype}; }, request);
+}
+// (displacements in bytes, one datatype per neighbour)
+int alltoallw_blocks(MPI_Comm comm, Alias &a, Topology &t, CallId id, const void *sendbuf, const int sendcounts[],
+                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Request *request) {
+  return neighbour_call(
+      comm, a, t, id,
+      [&](int k) {
+        return Block{static_cast<char *>(const_cast<void *>(sendbuf)) + sdispls[k], sendcounts[k], sendtypes[k]};
+      },
+      [&](int j) { return Block{static_cast<char *>(recvbuf) + rdispls[j], recvcounts[j], recvtypes[j]}; }, request);
 }
 
 // The topology of a communicator cohort made, for the neighbourhood collectives (nullptr: pass through).
@@ -394,16 +527,31 @@ extern "C" int __wrap_MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, i
   return MPI_SUCCESS;
 }
 
+// ---- The neighbourhood collectives and, below each, its nonblocking twin (the same messages, posted at the
+// call; the request completes through the wait and test calls: wrap/nbc.hpp, a local operation, no
+// confirmation, as the blocking ones have none). The first one on a communicator, blocking or not, makes its
+// private duplicate (collectively, as MPI_Comm_dup) inside the call.
+
 extern "C" int __wrap_MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   count_call(CallId::MPI_Neighbor_allgather);
   Alias *a = nullptr;
   Topology *t = neighbourhood_of(comm, &a);
   if (t == nullptr) return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  return neighbour_exchange(
-      comm, *a, *t, CallId::MPI_Neighbor_allgather,
-      [&](int) { return Block{const_cast<void *>(sendbuf), sendcount, sendtype}; },
-      [&](int j) { return Block{at(recvbuf, j * recvcount, recvtype), recvcount, recvtype}; });
+  return allgather_blocks(comm, *a, *t, CallId::MPI_Neighbor_allgather, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, nullptr);
+}
+
+extern "C" int __wrap_MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                              MPI_Request *request) {
+  count_call(CallId::MPI_Ineighbor_allgather);
+  Alias *a = nullptr;
+  Topology *t = neighbourhood_of(comm, &a);
+  if (t == nullptr)
+    return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  return allgather_blocks(comm, *a, *t, CallId::MPI_Ineighbor_allgather, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, request);
 }
 
 extern "C" int __wrap_MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -414,10 +562,21 @@ extern "C" int __wrap_MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount
   Topology *t = neighbourhood_of(comm, &a);
   if (t == nullptr)
     return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-  return neighbour_exchange(
-      comm, *a, *t, CallId::MPI_Neighbor_allgatherv,
-      [&](int) { return Block{const_cast<void *>(sendbuf), sendcount, sendtype}; },
-      [&](int j) { return Block{at(recvbuf, displs[j], recvtype), recvcounts[j], recvtype}; });
+  return allgatherv_blocks(comm, *a, *t, CallId::MPI_Neighbor_allgatherv, sendbuf, sendcount, sendtype, recvbuf,
+                           recvcounts, displs, recvtype, nullptr);
+}
+
+extern "C" int __wrap_MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                               void *recvbuf, const int recvcounts[], const int displs[],
+                                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  count_call(CallId::MPI_Ineighbor_allgatherv);
+  Alias *a = nullptr;
+  Topology *t = neighbourhood_of(comm, &a);
+  if (t == nullptr)
+    return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                     request);
+  return allgatherv_blocks(comm, *a, *t, CallId::MPI_Ineighbor_allgatherv, sendbuf, sendcount, sendtype, recvbuf,
+                           recvcounts, displs, recvtype, request);
 }
 
 extern "C" int __wrap_MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -426,10 +585,20 @@ extern "C" int __wrap_MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, 
   Alias *a = nullptr;
   Topology *t = neighbourhood_of(comm, &a);
   if (t == nullptr) return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  return neighbour_exchange(
-      comm, *a, *t, CallId::MPI_Neighbor_alltoall,
-      [&](int k) { return Block{at(sendbuf, k * sendcount, sendtype), sendcount, sendtype}; },
-      [&](int j) { return Block{at(recvbuf, j * recvcount, recvtype), recvcount, recvtype}; });
+  return alltoall_blocks(comm, *a, *t, CallId::MPI_Neighbor_alltoall, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, recvtype, nullptr);
+}
+
+extern "C" int __wrap_MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                             MPI_Request *request) {
+  count_call(CallId::MPI_Ineighbor_alltoall);
+  Alias *a = nullptr;
+  Topology *t = neighbourhood_of(comm, &a);
+  if (t == nullptr)
+    return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  return alltoall_blocks(comm, *a, *t, CallId::MPI_Ineighbor_alltoall, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, recvtype, request);
 }
 
 extern "C" int __wrap_MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -441,10 +610,22 @@ extern "C" int __wrap_MPI_Neighbor_alltoallv(const void *sendbuf, const int send
   if (t == nullptr)
     return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                    comm);
-  return neighbour_exchange(
-      comm, *a, *t, CallId::MPI_Neighbor_alltoallv,
-      [&](int k) { return Block{at(sendbuf, sdispls[k], sendtype), sendcounts[k], sendtype}; },
-      [&](int j) { return Block{at(recvbuf, rdispls[j], recvtype), recvcounts[j], recvtype}; });
+  return alltoallv_blocks(comm, *a, *t, CallId::MPI_Neighbor_alltoallv, sendbuf, sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls, recvtype, nullptr);
+}
+
+extern "C" int __wrap_MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                              MPI_Request *request) {
+  count_call(CallId::MPI_Ineighbor_alltoallv);
+  Alias *a = nullptr;
+  Topology *t = neighbourhood_of(comm, &a);
+  if (t == nullptr)
+    return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                    comm, request);
+  return alltoallv_blocks(comm, *a, *t, CallId::MPI_Ineighbor_alltoallv, sendbuf, sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls, recvtype, request);
 }
 
 extern "C" int __wrap_MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -456,11 +637,20 @@ extern "C" int __wrap_MPI_Neighbor_alltoallw(const void *sendbuf, const int send
   if (t == nullptr)
     return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                    comm);
-  // displacements in bytes, one datatype per neighbour
-  return neighbour_exchange(
-      comm, *a, *t, CallId::MPI_Neighbor_alltoallw,
-      [&](int k) {
-        return Block{static_cast<char *>(const_cast<void *>(sendbuf)) + sdispls[k], sendcounts[k], sendtypes[k]};
-      },
-      [&](int j) { return Block{static_cast<char *>(recvbuf) + rdispls[j], recvcounts[j], recvtypes[j]}; });
+  return alltoallw_blocks(comm, *a, *t, CallId::MPI_Neighbor_alltoallw, sendbuf, sendcounts, sdispls, sendtypes,
+                          recvbuf, recvcounts, rdispls, recvtypes, nullptr);
+}
+
+extern "C" int __wrap_MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                              const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                              MPI_Request *request) {
+  count_call(CallId::MPI_Ineighbor_alltoallw);
+  Alias *a = nullptr;
+  Topology *t = neighbourhood_of(comm, &a);
+  if (t == nullptr)
+    return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                    comm, request);
+  return alltoallw_blocks(comm, *a, *t, CallId::MPI_Ineighbor_alltoallw, sendbuf, sendcounts, sdispls, sendtypes,
+                          recvbuf, recvcounts, rdispls, recvtypes, request);
 }

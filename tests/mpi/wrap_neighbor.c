@@ -11,6 +11,10 @@
  *                              (COHORT_INJECT_FAILURE=rank=V,at=neighbor_alltoall.posted): the calls return;
  *                              V's blocks in that call and before are whole or untouched, in the later calls
  *                              (alltoallv, alltoallw) and in a second round untouched, every other one whole
+ *   ... nb                     (last argument) the same with MPI_Ineighbor_allgather(v) and
+ *                              MPI_Ineighbor_alltoall(v,w), the five in flight at once, completed by one
+ *                              MPI_Waitall or an MPI_Testall loop (in turns); "during" then kills rank V at
+ *                              ineighbor_alltoall.posted, with the first three posted
  *   wrap_neighbor graph_during V  rank V dies inside MPI_Dist_graph_create_adjacent (inject hook
  *                              dist_graph_create_adjacent.posted): every survivor gets the same outcome, the
  *                              graph or MPI_ERR_TOPOLOGY (the graph lost a member) */
@@ -31,6 +35,8 @@
 #define NF 5 /* allgather, allgatherv, alltoall, alltoallv, alltoallw (alltoallv's blocks, byte displacements) */
 
 static int rank, size;
+static int nonblocking; /* a last argument "nb": the MPI_Ineighbor_* calls, all five in flight at once */
+static int completions; /* nonblocking: odd runs complete by MPI_Testall polling, even ones by MPI_Waitall */
 
 /* a ring with a chord: in from rank-1 (twice: a duplicate edge) and rank+2, out to rank+1 (twice) and rank-2 */
 static void graph(int *in, int *out, int *win, int *wout) {
@@ -54,6 +60,40 @@ static void run(MPI_Comm comm, int raw, int n_in, int n_out, int res[NF][MAXN * 
   for (int f = 0; f < NF; ++f)
     for (int k = 0; k < MAXN * (C + 1); ++k) res[f][k] = UNTOUCHED;
   int rc[NF];
+  if (nonblocking) {
+    MPI_Request rq[NF];
+    typedef int (*Iag)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm, MPI_Request *);
+    typedef int (*Iagv)(const void *, int, MPI_Datatype, void *, const int *, const int *, MPI_Datatype, MPI_Comm,
+                        MPI_Request *);
+    typedef int (*Iatv)(const void *, const int *, const int *, MPI_Datatype, void *, const int *, const int *,
+                        MPI_Datatype, MPI_Comm, MPI_Request *);
+    typedef int (*Iatw)(const void *, const int *, const MPI_Aint *, const MPI_Datatype *, void *, const int *,
+                        const MPI_Aint *, const MPI_Datatype *, MPI_Comm, MPI_Request *);
+    Iag ag = raw ? PMPI_Ineighbor_allgather : MPI_Ineighbor_allgather;
+    Iagv agv = raw ? PMPI_Ineighbor_allgatherv : MPI_Ineighbor_allgatherv;
+    Iag at = raw ? PMPI_Ineighbor_alltoall : MPI_Ineighbor_alltoall;
+    Iatv atv = raw ? PMPI_Ineighbor_alltoallv : MPI_Ineighbor_alltoallv;
+    Iatw atw = raw ? PMPI_Ineighbor_alltoallw : MPI_Ineighbor_alltoallw;
+    rc[0] = ag(sb, C, MPI_INT, res[0], C, MPI_INT, comm, &rq[0]);
+    rc[1] = agv(sb, C, MPI_INT, res[1], gcounts, displs, MPI_INT, comm, &rq[1]);
+    rc[2] = at(sb, C, MPI_INT, res[2], C, MPI_INT, comm, &rq[2]);
+    rc[3] = atv(sb, scounts, sdispls, MPI_INT, res[3], counts, displs, MPI_INT, comm, &rq[3]);
+    rc[4] = atw(sb, scounts, wsdispls, types, res[4], counts, wrdispls, types, comm, &rq[4]);
+    for (int f = 0; f < NF; ++f) CHECK(rc[f] == MPI_SUCCESS, "nonblocking collective %d (raw %d) returned %d", f, raw, rc[f]);
+    MPI_Status st[NF];
+    int done = 0, wrc;
+    if (raw) {
+      wrc = PMPI_Waitall(NF, rq, st);
+    } else if (++completions % 2) {
+      do wrc = MPI_Testall(NF, rq, &done, st);
+      while (wrc == MPI_SUCCESS && !done);
+    } else {
+      wrc = MPI_Waitall(NF, rq, st);
+    }
+    CHECK(wrc == MPI_SUCCESS, "completing the nonblocking collectives (raw %d): %d", raw, wrc);
+    (void)n_in, (void)n_out;
+    return;
+  }
   if (raw) {
     rc[0] = PMPI_Neighbor_allgather(sb, C, MPI_INT, res[0], C, MPI_INT, comm);
     rc[1] = PMPI_Neighbor_allgatherv(sb, C, MPI_INT, res[1], gcounts, displs, MPI_INT, comm);
@@ -107,6 +147,11 @@ static void equiv(void) {
         }
     }
     for (int f = 0; f < NF; ++f) {
+      /* NOTE: Open MPI 4.1.4's own MPI_Ineighbor_alltoall on a periodic 2x2 grid (a neighbour on both sides of a
+       * dimension) swaps the two blocks of that neighbour (rank 0's slot 0 got rank 2's out block 0, where the
+       * standard's definition, checked above, gives its block 1; its blocking call agrees with the standard):
+       * there the check above is the reference */
+      if (nonblocking && periodic && f >= 2) continue;
 #ifdef MPICH_VERSION
       /* NOTE: MPICH 4.0.2's own MPI_Neighbor_alltoallv (and w) gave other slots on periodic grids where a neighbour
        * appears twice (2x2 and 3x1): there the check above is the reference */
@@ -233,7 +278,8 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  CHECK(argc >= 2 && size >= 3, "usage: wrap_neighbor equiv | degraded V (3 ranks or more)");
+  CHECK(argc >= 2 && size >= 3, "usage: wrap_neighbor equiv | degraded V ... [nb] (3 ranks or more)");
+  if (!strcmp(argv[argc - 1], "nb")) nonblocking = 1, --argc;
   if (!strcmp(argv[1], "equiv")) {
     equiv();
   } else if (!strcmp(argv[1], "during") && argc == 3 && size == 4) {

@@ -89,6 +89,13 @@ cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${
 # cancel a receive it failed (issue 13): wrap/topology.cpp takes both as that peer's missing block.
 cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=neighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1)
+# The same with the nonblocking neighbourhood collectives (all five in flight, MPI_Waitall or MPI_Testall).
+cohort_mpi_test(wrap.neighbor.nb_equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_neighbor> equiv nb)
+cohort_mpi_test(wrap.neighbor.nb_equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:wrap_neighbor> equiv nb)
+cohort_mpi_test(wrap.neighbor.nb_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
+  COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2 nb)
+cohort_mpi_test(wrap.neighbor.nb_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COHORT_INJECT_FAILURE=rank=1,at=ineighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1 nb)
 cohort_mpi_test(wrap.neighbor.graph_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=dist_graph_create_adjacent.posted COMMAND $<TARGET_FILE:wrap_neighbor> graph_during)
 

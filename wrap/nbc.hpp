@@ -1,7 +1,9 @@
 // Nonblocking collectives (MPI_Ibarrier, MPI_Iallreduce, ...): the request the program holds is an MPI
 // generalized request (MPI_Grequest_start) that cohort completes once the collective's CollectiveOp
 // (wrap/collective_op.hpp, through OpAdapter in wrap/driver.hpp) is done: the same outcome as the blocking
-// call, on every survivor (completed everywhere, or retried by all after a shrink).
+// call, on every survivor (completed everywhere, or retried by all after a shrink). The same table also
+// drives *local* operations (start_local): nonblocking calls with no confirmation, such as the nonblocking
+// neighbourhood collectives (wrap/topology.cpp), each a step function run on every pass.
 //
 // Who drives an operation: every wait and test call. The one poll loop (wrap/progress.cpp) calls progress()
 // while operations are in flight, so MPI_Wait, MPI_Waitall (also mixed with point-to-point requests),

@@ -167,86 +167,101 @@ static void sequence(MPI_Comm comm, const char *path, struct outcome *o, unsigne
   MPI_File_get_position(fh, &after);
   CHECK(got == REC && !memcmp(back, rec, REC) && after == (MPI_Offset)(5 * size + rank + 1) * REC,
         "iread: %d bytes, position %lld, not what iwrite wrote", got, (long long)after);
-  /* the nonblocking collective calls: row 6 by iwrite_at_all (MPI_Wait); row 7 by iwrite_all at the
-   * individual pointer (which moves at the call, MPI 4.0 14.4.3); row 8 by iwrite_at_all in flight with
-   * iread_at_all of row 6 (one MPI_Waitall); row 7 read back by iread_all (MPI_Test) */
-  record(6, rank, rec);
-  if (rank == size - 1) usleep(200000); /* the last rank writes late: its neighbour's wait must wait for it */
-  CHECK(MPI_File_iwrite_at_all(fh, (MPI_Offset)(6 * size + rank) * REC, rec, REC, MPI_BYTE, &req) == MPI_SUCCESS,
-        "iwrite_at_all");
-  CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iwrite_at_all");
-  MPI_Get_count(&st, MPI_BYTE, &got);
-  CHECK(got == REC, "iwrite_at_all's status counts %d bytes", got);
-  if (comm == MPI_COMM_WORLD) neighbour_written(fh, 6);
-  unsigned char rec7[REC], rec8[REC], back7[REC];
-  record(7, rank, rec7);
-  CHECK(MPI_File_seek(fh, (MPI_Offset)(7 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
-  CHECK(MPI_File_iwrite_all(fh, rec7, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iwrite_all");
-  MPI_File_get_position(fh, &after);
-  if (comm == MPI_COMM_WORLD)
-    CHECK(after == (MPI_Offset)(7 * size + rank + 1) * REC, "iwrite_all: position %lld before its wait", (long long)after);
-  CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iwrite_all");
-  MPI_Get_count(&st, MPI_BYTE, &got);
-  CHECK(got == REC, "iwrite_all's status counts %d bytes", got);
-  MPI_Request two[2];
-  MPI_Status sts[2];
-  record(8, rank, rec8);
-  memset(back, 0, REC);
-  CHECK(MPI_File_iwrite_at_all(fh, (MPI_Offset)(8 * size + rank) * REC, rec8, REC, MPI_BYTE, &two[0]) == MPI_SUCCESS,
-        "iwrite_at_all");
-  CHECK(MPI_File_iread_at_all(fh, (MPI_Offset)(6 * size + rank) * REC, back, REC, MPI_BYTE, &two[1]) == MPI_SUCCESS,
-        "iread_at_all");
-  CHECK(MPI_Waitall(2, two, sts) == MPI_SUCCESS, "waitall iwrite_at_all + iread_at_all");
-  int got2 = -1;
-  MPI_Get_count(&sts[0], MPI_BYTE, &got);
-  MPI_Get_count(&sts[1], MPI_BYTE, &got2);
-  CHECK(got == REC && got2 == REC && !memcmp(back, rec, REC), "iread_at_all: %d and %d bytes, not what iwrite_at_all wrote",
-        got, got2);
-  CHECK(MPI_File_seek(fh, (MPI_Offset)(7 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
-  memset(back7, 0, REC);
-  flag = 0;
-  CHECK(MPI_File_iread_all(fh, back7, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iread_all");
-  while (!flag) CHECK(MPI_Test(&req, &flag, &st) == MPI_SUCCESS, "test iread_all");
-  MPI_Get_count(&st, MPI_BYTE, &got);
-  CHECK(got == REC && !memcmp(back7, rec7, REC), "iread_all: %d bytes, not what iwrite_all wrote", got);
-  /* the split collectives: rows 9 (write_at_all), 10 (write_all at the individual pointer), 11
-   * (write_ordered at the shared pointer), each read back by its split twin */
-  record(9, rank, rec);
-  if (rank == size - 1) usleep(200000);
-  CHECK(MPI_File_write_at_all_begin(fh, (MPI_Offset)(9 * size + rank) * REC, rec, REC, MPI_BYTE) == MPI_SUCCESS,
-        "write_at_all_begin");
-  CHECK(MPI_File_write_at_all_end(fh, rec, &st) == MPI_SUCCESS, "write_at_all_end");
-  if (comm == MPI_COMM_WORLD) neighbour_written(fh, 9);
-  MPI_Get_count(&st, MPI_BYTE, &got);
-  CHECK(got == REC, "write_at_all_end's status counts %d bytes", got);
-  memset(back, 0, REC);
-  CHECK(MPI_File_read_at_all_begin(fh, (MPI_Offset)(9 * size + rank) * REC, back, REC, MPI_BYTE) == MPI_SUCCESS,
-        "read_at_all_begin");
-  CHECK(MPI_File_read_at_all_end(fh, back, &st) == MPI_SUCCESS, "read_at_all_end");
-  MPI_Get_count(&st, MPI_BYTE, &got);
-  CHECK(got == REC && !memcmp(back, rec, REC), "read_at_all_end: %d bytes, not what write_at_all_begin wrote", got);
-  record(10, rank, rec);
-  CHECK(MPI_File_seek(fh, (MPI_Offset)(10 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
-  CHECK(MPI_File_write_all_begin(fh, rec, REC, MPI_BYTE) == MPI_SUCCESS, "write_all_begin");
-  CHECK(MPI_File_write_all_end(fh, rec, MPI_STATUS_IGNORE) == MPI_SUCCESS, "write_all_end");
-  CHECK(MPI_File_seek(fh, (MPI_Offset)(10 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
-  memset(back, 0, REC);
-  CHECK(MPI_File_read_all_begin(fh, back, REC, MPI_BYTE) == MPI_SUCCESS, "read_all_begin");
-  CHECK(MPI_File_read_all_end(fh, back, &st) == MPI_SUCCESS, "read_all_end");
-  MPI_File_get_position(fh, &after);
-  CHECK(!memcmp(back, rec, REC) && after == (MPI_Offset)(10 * size + rank + 1) * REC,
-        "read_all_end: position %lld, not what write_all_begin wrote", (long long)after);
-  record(11, rank, rec);
-  CHECK(MPI_File_seek_shared(fh, (MPI_Offset)11 * size * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
-  CHECK(MPI_File_write_ordered_begin(fh, rec, REC, MPI_BYTE) == MPI_SUCCESS, "write_ordered_begin");
-  CHECK(MPI_File_write_ordered_end(fh, rec, &st) == MPI_SUCCESS, "write_ordered_end");
-  MPI_Barrier(comm); /* (as after write_ordered above) */
-  CHECK(MPI_File_seek_shared(fh, (MPI_Offset)11 * size * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
-  memset(back, 0, REC);
-  CHECK(MPI_File_read_ordered_begin(fh, back, REC, MPI_BYTE) == MPI_SUCCESS, "read_ordered_begin");
-  CHECK(MPI_File_read_ordered_end(fh, back, &st) == MPI_SUCCESS, "read_ordered_end");
-  MPI_Get_count(&st, MPI_BYTE, &got);
-  CHECK(got == REC && !memcmp(back, rec, REC), "read_ordered_end: %d bytes, not what write_ordered_begin wrote", got);
+  /* NOTE: on the raw file, the same bytes with the blocking calls: Open MPI's OMPIO completes its own nonblocking
+   * and split collective file requests from whichever thread progresses MPI, without a lock, and cohort's
+   * detector thread progresses MPI too (README, Files): the raw side hung now and then on Open MPI 5. */
+  if (comm != MPI_COMM_WORLD) {
+    for (int s = 6; s <= 10; ++s) {
+      record(s, rank, rec);
+      CHECK(MPI_File_write_at_all(fh, (MPI_Offset)(s * size + rank) * REC, rec, REC, MPI_BYTE, &st) == MPI_SUCCESS,
+            "write_at_all (raw row %d)", s);
+    }
+    record(11, rank, rec);
+    CHECK(MPI_File_seek_shared(fh, (MPI_Offset)11 * size * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
+    CHECK(MPI_File_write_ordered(fh, rec, REC, MPI_BYTE, &st) == MPI_SUCCESS, "write_ordered (raw row 11)");
+    MPI_Barrier(comm);
+  } else {
+    /* the nonblocking collective calls: row 6 by iwrite_at_all (MPI_Wait); row 7 by iwrite_all at the
+     * individual pointer (which moves at the call, MPI 4.0 14.4.3); row 8 by iwrite_at_all in flight with
+     * iread_at_all of row 6 (one MPI_Waitall); row 7 read back by iread_all (MPI_Test) */
+    record(6, rank, rec);
+    if (rank == size - 1) usleep(200000); /* the last rank writes late: its neighbour's wait must wait for it */
+    CHECK(MPI_File_iwrite_at_all(fh, (MPI_Offset)(6 * size + rank) * REC, rec, REC, MPI_BYTE, &req) == MPI_SUCCESS,
+          "iwrite_at_all");
+    CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iwrite_at_all");
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    CHECK(got == REC, "iwrite_at_all's status counts %d bytes", got);
+    if (comm == MPI_COMM_WORLD) neighbour_written(fh, 6);
+    unsigned char rec7[REC], rec8[REC], back7[REC];
+    record(7, rank, rec7);
+    CHECK(MPI_File_seek(fh, (MPI_Offset)(7 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+    CHECK(MPI_File_iwrite_all(fh, rec7, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iwrite_all");
+    MPI_File_get_position(fh, &after);
+    if (comm == MPI_COMM_WORLD)
+      CHECK(after == (MPI_Offset)(7 * size + rank + 1) * REC, "iwrite_all: position %lld before its wait", (long long)after);
+    CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS, "wait iwrite_all");
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    CHECK(got == REC, "iwrite_all's status counts %d bytes", got);
+    MPI_Request two[2];
+    MPI_Status sts[2];
+    record(8, rank, rec8);
+    memset(back, 0, REC);
+    CHECK(MPI_File_iwrite_at_all(fh, (MPI_Offset)(8 * size + rank) * REC, rec8, REC, MPI_BYTE, &two[0]) == MPI_SUCCESS,
+          "iwrite_at_all");
+    CHECK(MPI_File_iread_at_all(fh, (MPI_Offset)(6 * size + rank) * REC, back, REC, MPI_BYTE, &two[1]) == MPI_SUCCESS,
+          "iread_at_all");
+    CHECK(MPI_Waitall(2, two, sts) == MPI_SUCCESS, "waitall iwrite_at_all + iread_at_all");
+    int got2 = -1;
+    MPI_Get_count(&sts[0], MPI_BYTE, &got);
+    MPI_Get_count(&sts[1], MPI_BYTE, &got2);
+    CHECK(got == REC && got2 == REC && !memcmp(back, rec, REC), "iread_at_all: %d and %d bytes, not what iwrite_at_all wrote",
+          got, got2);
+    CHECK(MPI_File_seek(fh, (MPI_Offset)(7 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+    memset(back7, 0, REC);
+    flag = 0;
+    CHECK(MPI_File_iread_all(fh, back7, REC, MPI_BYTE, &req) == MPI_SUCCESS, "iread_all");
+    while (!flag) CHECK(MPI_Test(&req, &flag, &st) == MPI_SUCCESS, "test iread_all");
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    CHECK(got == REC && !memcmp(back7, rec7, REC), "iread_all: %d bytes, not what iwrite_all wrote", got);
+    /* the split collectives: rows 9 (write_at_all), 10 (write_all at the individual pointer), 11
+     * (write_ordered at the shared pointer), each read back by its split twin */
+    record(9, rank, rec);
+    if (rank == size - 1) usleep(200000);
+    CHECK(MPI_File_write_at_all_begin(fh, (MPI_Offset)(9 * size + rank) * REC, rec, REC, MPI_BYTE) == MPI_SUCCESS,
+          "write_at_all_begin");
+    CHECK(MPI_File_write_at_all_end(fh, rec, &st) == MPI_SUCCESS, "write_at_all_end");
+    if (comm == MPI_COMM_WORLD) neighbour_written(fh, 9);
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    CHECK(got == REC, "write_at_all_end's status counts %d bytes", got);
+    memset(back, 0, REC);
+    CHECK(MPI_File_read_at_all_begin(fh, (MPI_Offset)(9 * size + rank) * REC, back, REC, MPI_BYTE) == MPI_SUCCESS,
+          "read_at_all_begin");
+    CHECK(MPI_File_read_at_all_end(fh, back, &st) == MPI_SUCCESS, "read_at_all_end");
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    CHECK(got == REC && !memcmp(back, rec, REC), "read_at_all_end: %d bytes, not what write_at_all_begin wrote", got);
+    record(10, rank, rec);
+    CHECK(MPI_File_seek(fh, (MPI_Offset)(10 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+    CHECK(MPI_File_write_all_begin(fh, rec, REC, MPI_BYTE) == MPI_SUCCESS, "write_all_begin");
+    CHECK(MPI_File_write_all_end(fh, rec, MPI_STATUS_IGNORE) == MPI_SUCCESS, "write_all_end");
+    CHECK(MPI_File_seek(fh, (MPI_Offset)(10 * size + rank) * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek");
+    memset(back, 0, REC);
+    CHECK(MPI_File_read_all_begin(fh, back, REC, MPI_BYTE) == MPI_SUCCESS, "read_all_begin");
+    CHECK(MPI_File_read_all_end(fh, back, &st) == MPI_SUCCESS, "read_all_end");
+    MPI_File_get_position(fh, &after);
+    CHECK(!memcmp(back, rec, REC) && after == (MPI_Offset)(10 * size + rank + 1) * REC,
+          "read_all_end: position %lld, not what write_all_begin wrote", (long long)after);
+    record(11, rank, rec);
+    CHECK(MPI_File_seek_shared(fh, (MPI_Offset)11 * size * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
+    CHECK(MPI_File_write_ordered_begin(fh, rec, REC, MPI_BYTE) == MPI_SUCCESS, "write_ordered_begin");
+    CHECK(MPI_File_write_ordered_end(fh, rec, &st) == MPI_SUCCESS, "write_ordered_end");
+    MPI_Barrier(comm); /* (as after write_ordered above) */
+    CHECK(MPI_File_seek_shared(fh, (MPI_Offset)11 * size * REC, MPI_SEEK_SET) == MPI_SUCCESS, "seek_shared");
+    memset(back, 0, REC);
+    CHECK(MPI_File_read_ordered_begin(fh, back, REC, MPI_BYTE) == MPI_SUCCESS, "read_ordered_begin");
+    CHECK(MPI_File_read_ordered_end(fh, back, &st) == MPI_SUCCESS, "read_ordered_end");
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    CHECK(got == REC && !memcmp(back, rec, REC), "read_ordered_end: %d bytes, not what write_ordered_begin wrote", got);
+  }
   CHECK(MPI_File_read_at_all(fh, (MPI_Offset)rank * REC, back, REC, MPI_BYTE, &st) == MPI_SUCCESS, "read_at_all");
   record(0, rank, rec);
   CHECK(!memcmp(back, rec, REC), "read_at_all: not what write_at_all wrote");

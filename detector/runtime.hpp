@@ -69,6 +69,15 @@ void refresh();
 /// Heartbeat build: does nothing. Thread-safe.
 void hold_progress(bool on);
 
+/// hold_progress(true) for the scope of the object.
+class ProgressHold {
+ public:
+  ProgressHold() { hold_progress(true); }
+  ~ProgressHold() { hold_progress(false); }
+  ProgressHold(const ProgressHold &) = delete;
+  ProgressHold &operator=(const ProgressHold &) = delete;
+};
+
 /// Internal listener, called on the detector thread once per newly dead rank (after it is recorded).
 /// Must not block and must not call MPI.
 void on_failure(std::function<void(int world_rank)> listener);

@@ -66,28 +66,30 @@ MPI_Comm create_once(const std::vector<int> &world, const std::vector<int> &live
   PMPI_Group_incl(wg, static_cast<int>(live.size()), live.data(), &sub);
   PMPI_Group_free(&wg);
   auto attempt = std::make_shared<Attempt>();
-  detector::hold_progress(true);
-  std::thread([attempt, sub, name]() mutable {
-    MPI_Comm out = MPI_COMM_NULL;
-    attempt->rc = PMPI_Comm_create_from_group(sub, name.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &out);
-    attempt->comm = out;
-    PMPI_Group_free(&sub);
-    attempt->done.store(true, std::memory_order_release);
-  }).detach();
-  auto start = std::chrono::steady_clock::now(), probed = start;
-  bool lost = false;
-  while (!attempt->done.load(std::memory_order_acquire) && !lost) {
-    auto now = std::chrono::steady_clock::now();
-    if (now - start >= std::chrono::milliseconds(kQuietMs) && now - probed >= std::chrono::milliseconds(kProbeGapMs)) {
-      int any = 0;
-      PMPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_SELF, &any, MPI_STATUS_IGNORE);
-      probed = now;
+  {
+    detector::ProgressHold hold;
+    std::thread([attempt, sub, name]() mutable {
+      MPI_Comm out = MPI_COMM_NULL;
+      attempt->rc = PMPI_Comm_create_from_group(sub, name.c_str(), MPI_INFO_NULL, MPI_ERRORS_RETURN, &out);
+      attempt->comm = out;
+      PMPI_Group_free(&sub);
+      attempt->done.store(true, std::memory_order_release);
+    }).detach();
+    auto start = std::chrono::steady_clock::now(), probed = start;
+    bool lost = false;
+    while (!attempt->done.load(std::memory_order_acquire) && !lost) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - start >= std::chrono::milliseconds(kQuietMs) &&
+          now - probed >= std::chrono::milliseconds(kProbeGapMs)) {
+        int any = 0;
+        PMPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_SELF, &any, MPI_STATUS_IGNORE);
+        probed = now;
+      }
+      detector::refresh();
+      for (int w : live) lost = lost || detector::is_failed(w);
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
-    detector::refresh();
-    for (int w : live) lost = lost || detector::is_failed(w);
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  detector::hold_progress(false);
   if (!attempt->done.load(std::memory_order_acquire)) {
     *rc = MPI_ERR_PENDING;  // abandoned: the thread stays in MPI
     return MPI_COMM_NULL;

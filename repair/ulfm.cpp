@@ -49,17 +49,6 @@ class ErrorsReturn {
   MPI_Errhandler saved_ = MPI_ERRHANDLER_NULL;
 };
 
-// While ULFM's failure handling runs on this thread (agree, shrink, revoke), the detector thread stays out
-// of MPI's progress engine (detector::hold_progress): two threads progressing through Open MPI 5.0.7's
-// failure handling is what crashed it (detector/runtime.cpp, loop_ulfm).
-class HoldProgress {
- public:
-  HoldProgress() { detector::hold_progress(true); }
-  ~HoldProgress() { detector::hold_progress(false); }
-  HoldProgress(const HoldProgress &) = delete;
-  HoldProgress &operator=(const HoldProgress &) = delete;
-};
-
 int error_class(int rc) {
   int cls = rc;
   PMPI_Error_class(rc, &cls);
@@ -132,7 +121,7 @@ void register_comm(MPI_Comm, MPI_Comm) {}
 
 int agree(MPI_Comm comm, int *flag, std::vector<int> *failed) {
   ErrorsReturn scope(comm);
-  HoldProgress hold;
+  detector::ProgressHold hold;  // (the detector thread stays out of MPI's progress: see loop_ulfm)
   int size = 0, input = *flag;
   PMPI_Comm_size(comm, &size);
   for (;;) {
@@ -151,7 +140,7 @@ int agree(MPI_Comm comm, int *flag, std::vector<int> *failed) {
 
 int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
   ErrorsReturn scope(comm);
-  HoldProgress hold;
+  detector::ProgressHold hold;  // (the detector thread stays out of MPI's progress: see loop_ulfm)
   // NOTE: ULFM's shrink keeps the survivors in comm's rank order, as repair.hpp promises.
   int rc = COHORT_MPIX(Comm_shrink)(comm, newcomm);
   if (rc != MPI_SUCCESS) COHORT_LOG_ERROR("repair::shrink: MPIX_Comm_shrink failed (code %d)", rc);
@@ -160,7 +149,7 @@ int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
 
 int revoke(MPI_Comm comm) {
   ErrorsReturn scope(comm);
-  HoldProgress hold;
+  detector::ProgressHold hold;  // (the detector thread stays out of MPI's progress: see loop_ulfm)
   int rc = COHORT_MPIX(Comm_revoke)(comm);
   return rc == MPI_SUCCESS || error_class(rc) == MPIX_ERR_REVOKED ? MPI_SUCCESS : rc;
 }

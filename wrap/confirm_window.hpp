@@ -46,10 +46,14 @@
 
 namespace cohort::wrap {
 
-/// The largest window (COHORT_CONFIRM_WINDOW): the agreement code has room for 2 (kMaxWindow + 1) counts.
-constexpr int kMaxWindow = 8;
+/// The largest window (COHORT_CONFIRM_WINDOW): the agreement code, one int (MPIX_Comm_agree's), has room
+/// for 2 (kMaxWindow + 1) counts.
+constexpr int kMaxWindow = 15;
 /// Positions in the agreement code (bits 0 .. kPositions - 1).
 constexpr int kPositions = 2 * (kMaxWindow + 1);
+static_assert(kPositions <= 32, "the agreement code is one 32-bit int");
+/// The bits of the positions.
+constexpr std::uint32_t kPositionBits = static_cast<std::uint32_t>((std::uint64_t{1} << kPositions) - 1);
 
 /// The lowest and highest count of completed calls among the ranks that contributed to an agreement.
 struct CompletedSpan {
@@ -63,25 +67,26 @@ enum class Role {
 };
 
 /// The agreement input of a rank that completed `completed` calls: bits 0 .. kPositions - 1 all set but
-/// bit completed % kPositions; higher bits set.
+/// bit completed % kPositions; higher bits (if any) set.
 inline int count_code(std::uint64_t completed) {
-  return static_cast<int>(~0u & ~(1u << (completed % kPositions)));
+  return static_cast<int>(~(std::uint32_t{1} << (completed % kPositions)));
 }
 
 /// Reads the agreed AND of count_code() at a rank that completed `mine` calls: the lowest and highest
 /// count among the contributors. False when the counts do not fit one window (a defect: more than
 /// kMaxWindow apart).
 inline bool read_span(int agreed, std::uint64_t mine, CompletedSpan *span) {
-  unsigned cleared = ~static_cast<unsigned>(agreed) & ((1u << kPositions) - 1);
+  std::uint32_t cleared = ~static_cast<std::uint32_t>(agreed) & kPositionBits;
   if (cleared == 0) return false;  // my own bit is always cleared
   // The cleared positions lie on an arc of at most kMaxWindow + 1 positions (half the circle): it starts
   // at the first cleared position after the longest run of set ones.
   int best_start = -1, best_len = -1;
   for (int p = 0; p < kPositions; ++p) {
-    bool set = !(cleared & (1u << p)), prev_cleared = cleared & (1u << ((p + kPositions - 1) % kPositions));
+    bool set = !(cleared & (std::uint32_t{1} << p)),
+         prev_cleared = cleared & (std::uint32_t{1} << ((p + kPositions - 1) % kPositions));
     if (!set || !prev_cleared) continue;
     int len = 0;
-    while (len < kPositions && !(cleared & (1u << ((p + len) % kPositions)))) ++len;
+    while (len < kPositions && !(cleared & (std::uint32_t{1} << ((p + len) % kPositions)))) ++len;
     if (len > best_len) best_len = len, best_start = (p + len) % kPositions;
   }
   if (best_start < 0) return false;  // everything cleared

@@ -523,8 +523,10 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
     }
     if (hook) inject::point(call.posted_hook);
     hook = false;
-    Watch watch;
-    watch.broken = [sub] { return sub->any_member_failed(); };
+    if (st.watch_sub != sub) {
+      st.watch.broken = [sub] { return sub->any_member_failed(); };
+      st.watch_sub = sub;
+    }
     req_rc = MPI_SUCCESS;
     bool mpi_failure = false;  // MPI itself reported a failure (the ulfm backend)
     // A rank kept waiting here reports its count after kStaleReportUs: a member at a settle point may need
@@ -554,7 +556,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       }
       return false;
     };
-    WaitResult w = refused ? WaitResult::broken : wait_until(done, watch);
+    WaitResult w = refused ? WaitResult::broken : wait_until(done, st.watch);
     const bool broken = mpi_failure || w == WaitResult::broken || w == WaitResult::revoked;
     p2p_error = op != nullptr && req_rc != MPI_SUCCESS;
     if (op && !broken) small::release(std::move(op));

@@ -106,6 +106,8 @@ struct State {
   std::deque<std::unique_ptr<SentReport>> sent;  ///< reports whose sends may still be active
   std::atomic<bool> counted{false};  ///< counted in g_unsettled (changed under mu; read by settle_all)
   std::uint64_t idle_seen = ~0ULL;  ///< win.completed() at the detector thread's last look (report_idle)
+  Watch watch;                       ///< what a call's wait watches: a member of watch_sub failed
+  const Substitute *watch_sub = nullptr;  ///< (made again only when the substitute changes: not per call)
 };
 
 /// Runs a deferrable blocking collective (call.defer set): deferred when the rules above allow, else

@@ -57,3 +57,18 @@ unset(CMAKE_REQUIRED_LIBRARIES)
 if(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
   add_compile_definitions(COHORT_HAVE_COMM_CREATE_FROM_GROUP=1)
 endif()
+# MPI 4.0's persistent collectives (MPI_Allreduce_init & co.: MPICH 4, Open MPI 5; not Open MPI 4.1). The
+# same way: wrap/calls.h declares their PMPI_ names weak where the MPI lacks them, and the tests of
+# wrap/persistent_coll.cpp are registered only where the MPI has them.
+set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+check_c_source_compiles([=[
+#include <mpi.h>
+int main(void) {
+  MPI_Request r;
+  return MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &r) + MPI_Neighbor_alltoallw_init(0, 0, 0, 0, 0, 0, 0, 0,
+         MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+}]=] COHORT_HAVE_PERSISTENT_COLL)
+unset(CMAKE_REQUIRED_LIBRARIES)
+if(COHORT_HAVE_PERSISTENT_COLL)
+  add_compile_definitions(COHORT_HAVE_PERSISTENT_COLL=1)
+endif()

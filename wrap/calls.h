@@ -19,6 +19,23 @@ extern "C" {
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
                                 MPI_Comm *newcomm) __attribute__((weak));
 #endif
+#if !defined(COHORT_HAVE_PERSISTENT_COLL)
+// MPI 4.0's persistent collectives (MPI_Allreduce_init & co.), absent from Open MPI 4.1: their PMPI_ names
+// are declared weak so that the preload build's pass-through entry points link; cohort never calls them
+// (wrap/persistent_coll.cpp), and a program built against Open MPI 4.1 cannot name them.
+#define COHORT_WEAK_local(name, params)
+#define COHORT_WEAK_blocking(name, params)
+#define COHORT_WEAK_nonblocking(name, params)
+#define COHORT_WEAK_persistent(name, params) int P##name params __attribute__((weak));
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry) \
+  COHORT_WEAK_##completion(name, params)
+#include "wrap/calls.def"
+#undef COHORT_CALL
+#undef COHORT_WEAK_local
+#undef COHORT_WEAK_blocking
+#undef COHORT_WEAK_nonblocking
+#undef COHORT_WEAK_persistent
+#endif
 #define COHORT_CALL(name, cls, params, args, note, ...) \
   int __wrap_##name params;                             \
   int __real_##name params;

@@ -459,8 +459,10 @@ extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {
   if (cohort::wrap::nbc::any_in_flight() && cohort::wrap::nbc::release(req)) return MPI_SUCCESS;
   if (p2p::any_persistent() && *req != MPI_REQUEST_NULL) {
     if (auto rec = p2p::untrack_persistent(*req)) {
-      // NOTE: freeing an active persistent request is legal MPI: its started operation completes unseen.
-      if (rec->active != MPI_REQUEST_NULL) free_request(&rec->active);
+      // NOTE: freeing an active persistent request is legal MPI: its started operation completes unseen
+      // (a collective's too: the survivors need this rank in it, wrap/nbc.hpp).
+      if (rec->active != MPI_REQUEST_NULL && !(rec->start_coll && cohort::wrap::nbc::release(&rec->active)))
+        free_request(&rec->active);
       if (rec->own_type) PMPI_Type_free(&rec->type);
     }
   }
@@ -539,6 +541,14 @@ int start(MPI_Request *req, const char *call) {
     COHORT_LOG_ERROR("%s: the persistent request is active (started, not completed yet); MPI_ERR_REQUEST", call);
     cohort::wrap::call_errhandler(p->op.comm, MPI_ERR_REQUEST);
     return MPI_ERR_REQUEST;
+  }
+  if (p->start_coll) {  // a persistent collective: its nonblocking twin, as cohort runs it
+    MPI_Request active = MPI_REQUEST_NULL;
+    int rc = (*p->start_coll)(&active);
+    if (rc != MPI_SUCCESS) return rc;
+    p->active = active;
+    p2p::track_persistent(*req, *p);
+    return MPI_SUCCESS;
   }
   Op op = p->op;
   op.call = call;

@@ -26,6 +26,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 
 #include "detector/runtime.hpp"
@@ -139,8 +141,13 @@ std::optional<Op> untrack(MPI_Request req);
 /// the wait and test calls complete that operation in place of the handle (dead-peer policies included),
 /// after which the handle is inactive again. `type` is a duplicate of a derived datatype (freed with the
 /// record), so the program may free its own after the init call, as MPI allows.
+/// A persistent collective (MPI_Allreduce_init & co., wrap/persistent_coll.cpp) has `start_coll` instead:
+/// each start calls it (cohort's nonblocking twin of the collective), and op names only the communicator and
+/// the call. Its handle is an MPI_Send_init to MPI_PROC_NULL on MPI_COMM_SELF that cohort never starts.
 struct Persistent {
   Op op;  ///< what each start posts (op.dir send or recv; never MPI_PROC_NULL: MPI's own request runs then)
+  /// A persistent collective's start: posts the operation, *req its request (a nonblocking collective's).
+  std::shared_ptr<const std::function<int(MPI_Request *req)>> start_coll;
   void *buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;

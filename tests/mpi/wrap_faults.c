@@ -8,7 +8,10 @@
  *            split_type is a dup; create makes one group per parity, like split)
  *            (the blocking collectives of wrap/calls.def; tests/mpi/wrap_tests.cmake takes the list from there),
  *            or i + one of them but the communicator calls (ibarrier, iallreduce, ...): the nonblocking
- *            variant, completed by MPI_Wait (complete=test: by an MPI_Test polling loop)
+ *            variant, completed by MPI_Wait (complete=test: by an MPI_Test polling loop); with
+ *            `persistent` (where the MPI has MPI 4.0's persistent collectives) the persistent one instead:
+ *            each step makes the request with MPI_<Call>_init, starts and completes it twice (the same
+ *            buffers, so the same outcome), then frees it; the inject hook counts both starts
  *     STEP   none | before:V[+V...] | during:V[+V...]
  *            before: rank V kills itself (SIGKILL) right before the call; the others enter the call.
  *            during: rank V dies inside the call; the test's environment arranges it with
@@ -49,7 +52,27 @@ static int nb_complete(int rc) {
   while (!flag && rc == MPI_SUCCESS) rc = MPI_Test(&nb_req, &flag, MPI_STATUS_IGNORE);
   return rc;
 }
+static int persistent = 0;
+/* a persistent request just made (rc, its init's code): started and completed twice, then freed */
+static int p_complete(int rc) {
+  if (rc != MPI_SUCCESS) return rc;
+  for (int round = 0; round < 2 && rc == MPI_SUCCESS; ++round) {
+    rc = MPI_Start(&nb_req);
+    if (rc == MPI_SUCCESS) rc = nb_complete(rc);
+    CHECK(nb_req != MPI_REQUEST_NULL, "a completed persistent request is inactive, not null");
+  }
+  int frc = MPI_Request_free(&nb_req);
+  CHECK(frc == MPI_SUCCESS && nb_req == MPI_REQUEST_NULL, "MPI_Request_free of the persistent request");
+  return rc;
+}
+#if defined(COHORT_HAVE_PERSISTENT_COLL)
+#define NB(blocking, nonblocking, ...)                                                      \
+  (persistent ? p_complete(blocking##_init(__VA_ARGS__, MPI_INFO_NULL, &nb_req))            \
+   : nb       ? nb_complete(nonblocking(__VA_ARGS__, &nb_req))                              \
+              : blocking(__VA_ARGS__))
+#else
 #define NB(blocking, nonblocking, ...) (nb ? nb_complete(nonblocking(__VA_ARGS__, &nb_req)) : blocking(__VA_ARGS__))
+#endif
 static const char *call, *expect = "ok";
 static unsigned dead = 0; /* ranks known dead before the current step (bit r) */
 static unsigned may = 0;  /* ranks dying during the current step */
@@ -365,6 +388,15 @@ int main(int argc, char **argv) {
       root = atoi(argv[i] + 5);
       continue;
     }
+    if (!strcmp(argv[i], "persistent")) {
+#if defined(COHORT_HAVE_PERSISTENT_COLL)
+      CHECK(nb, "persistent: name the nonblocking call (i<call>)");
+      persistent = 1;
+#else
+      CHECK(0, "persistent: this MPI has no persistent collectives");
+#endif
+      continue;
+    }
     if (!strcmp(argv[i], "complete=test")) {
       nb_test = 1;
       continue;
@@ -408,7 +440,8 @@ int main(int argc, char **argv) {
             digests[r * MAXSTEPS + s], digest[s]);
   }
   free(digests);
-  TEST_PASS("MPI_%s: %d steps, survivors 0x%x, %ld failures known", call, nsteps, ~dead & all_ranks(),
+  TEST_PASS("MPI_%s%s%s: %d steps, survivors 0x%x, %ld failures known", nb && !persistent ? "I" : "", call,
+            persistent ? "_init" : "", nsteps, ~dead & all_ranks(),
             (long)cohort_failed_count());
   MPI_Finalize();
   return 0;

@@ -15,6 +15,9 @@
  *                              MPI_Ineighbor_alltoall(v,w), the five in flight at once, completed by one
  *                              MPI_Waitall or an MPI_Testall loop (in turns); "during" then kills rank V at
  *                              ineighbor_alltoall.posted, with the first three posted
+ *   ... pers                   (last argument, where the MPI has MPI 4.0's persistent collectives) as nb, but
+ *                              cohort's side makes the five with MPI_Neighbor_*_init and starts them with one
+ *                              MPI_Startall (twice per run: started, completed, started again), then frees them
  *   wrap_neighbor graph_during V  rank V dies inside MPI_Dist_graph_create_adjacent (inject hook
  *                              dist_graph_create_adjacent.posted): every survivor gets the same outcome, the
  *                              graph or MPI_ERR_TOPOLOGY (the graph lost a member) */
@@ -37,6 +40,7 @@
 static int rank, size;
 static int nonblocking; /* a last argument "nb": the MPI_Ineighbor_* calls, all five in flight at once */
 static int completions; /* nonblocking: odd runs complete by MPI_Testall polling, even ones by MPI_Waitall */
+static int persistent;  /* a last argument "pers": cohort's side runs the persistent calls */
 
 /* a ring with a chord: in from rank-1 (twice: a duplicate edge) and rank+2, out to rank+1 (twice) and rank-2 */
 static void graph(int *in, int *out, int *win, int *wout) {
@@ -74,14 +78,34 @@ static void run(MPI_Comm comm, int raw, int n_in, int n_out, int res[NF][MAXN * 
     Iag at = raw ? PMPI_Ineighbor_alltoall : MPI_Ineighbor_alltoall;
     Iatv atv = raw ? PMPI_Ineighbor_alltoallv : MPI_Ineighbor_alltoallv;
     Iatw atw = raw ? PMPI_Ineighbor_alltoallw : MPI_Ineighbor_alltoallw;
-    rc[0] = ag(sb, C, MPI_INT, res[0], C, MPI_INT, comm, &rq[0]);
-    rc[1] = agv(sb, C, MPI_INT, res[1], gcounts, displs, MPI_INT, comm, &rq[1]);
-    rc[2] = at(sb, C, MPI_INT, res[2], C, MPI_INT, comm, &rq[2]);
-    rc[3] = atv(sb, scounts, sdispls, MPI_INT, res[3], counts, displs, MPI_INT, comm, &rq[3]);
-    rc[4] = atw(sb, scounts, wsdispls, types, res[4], counts, wrdispls, types, comm, &rq[4]);
+    int starts = 1;
+#if defined(COHORT_HAVE_PERSISTENT_COLL)
+    if (persistent && !raw) {
+      rc[0] = MPI_Neighbor_allgather_init(sb, C, MPI_INT, res[0], C, MPI_INT, comm, MPI_INFO_NULL, &rq[0]);
+      rc[1] = MPI_Neighbor_allgatherv_init(sb, C, MPI_INT, res[1], gcounts, displs, MPI_INT, comm, MPI_INFO_NULL, &rq[1]);
+      rc[2] = MPI_Neighbor_alltoall_init(sb, C, MPI_INT, res[2], C, MPI_INT, comm, MPI_INFO_NULL, &rq[2]);
+      rc[3] = MPI_Neighbor_alltoallv_init(sb, scounts, sdispls, MPI_INT, res[3], counts, displs, MPI_INT, comm,
+                                          MPI_INFO_NULL, &rq[3]);
+      rc[4] = MPI_Neighbor_alltoallw_init(sb, scounts, wsdispls, types, res[4], counts, wrdispls, types, comm,
+                                          MPI_INFO_NULL, &rq[4]);
+      for (int f = 0; f < NF; ++f) CHECK(rc[f] == MPI_SUCCESS, "persistent collective %d init returned %d", f, rc[f]);
+      CHECK(MPI_Startall(NF, rq) == MPI_SUCCESS, "MPI_Startall");
+      starts = 2;
+    } else
+#endif
+    {
+      rc[0] = ag(sb, C, MPI_INT, res[0], C, MPI_INT, comm, &rq[0]);
+      rc[1] = agv(sb, C, MPI_INT, res[1], gcounts, displs, MPI_INT, comm, &rq[1]);
+      rc[2] = at(sb, C, MPI_INT, res[2], C, MPI_INT, comm, &rq[2]);
+      rc[3] = atv(sb, scounts, sdispls, MPI_INT, res[3], counts, displs, MPI_INT, comm, &rq[3]);
+      rc[4] = atw(sb, scounts, wsdispls, types, res[4], counts, wrdispls, types, comm, &rq[4]);
+    }
     for (int f = 0; f < NF; ++f) CHECK(rc[f] == MPI_SUCCESS, "nonblocking collective %d (raw %d) returned %d", f, raw, rc[f]);
     MPI_Status st[NF];
-    int done = 0, wrc;
+    int done = 0, wrc = MPI_SUCCESS;
+    for (int start = 0; start < starts && wrc == MPI_SUCCESS; ++start) {
+      if (start > 0) CHECK(MPI_Startall(NF, rq) == MPI_SUCCESS, "MPI_Startall again");
+      done = 0;
     if (raw) {
       wrc = PMPI_Waitall(NF, rq, st);
     } else if (++completions % 2) {
@@ -90,7 +114,11 @@ static void run(MPI_Comm comm, int raw, int n_in, int n_out, int res[NF][MAXN * 
     } else {
       wrc = MPI_Waitall(NF, rq, st);
     }
+    }
     CHECK(wrc == MPI_SUCCESS, "completing the nonblocking collectives (raw %d): %d", raw, wrc);
+    if (starts == 2)
+      for (int f = 0; f < NF; ++f)
+        CHECK(rq[f] != MPI_REQUEST_NULL && MPI_Request_free(&rq[f]) == MPI_SUCCESS, "persistent request %d", f);
     (void)n_in, (void)n_out;
     return;
   }
@@ -280,6 +308,13 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(argc >= 2 && size >= 3, "usage: wrap_neighbor equiv | degraded V ... [nb] (3 ranks or more)");
   if (!strcmp(argv[argc - 1], "nb")) nonblocking = 1, --argc;
+  if (!strcmp(argv[argc - 1], "pers")) {
+#if defined(COHORT_HAVE_PERSISTENT_COLL)
+    nonblocking = persistent = 1, --argc;
+#else
+    CHECK(0, "pers: this MPI has no persistent collectives");
+#endif
+  }
   if (!strcmp(argv[1], "equiv")) {
     equiv();
   } else if (!strcmp(argv[1], "during") && argc == 3 && size == 4) {

@@ -46,6 +46,23 @@ foreach(call IN LISTS COHORT_NONBLOCKING_CALLS)
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 complete=test before:1+2 none)
 endforeach()
 
+# MPI 4.0's persistent collectives (wrap/persistent_coll.cpp), where the MPI has them (MPICH 4, Open MPI 5):
+# the same matrix on MPI_<Call>_init, each step's request started and completed twice, so the hook of the
+# nonblocking twin that each start runs is hit twice per step (hit=3: the second step's first start).
+if(COHORT_HAVE_PERSISTENT_COLL)
+  foreach(call IN LISTS COHORT_NONBLOCKING_CALLS)
+    cohort_mpi_test(wrap.fault.persistent.${call}.fault_free PART wrap NP 4 TIMEOUT 60 PASS 4
+      ENV ${_wrap_hb} COMMAND ${_wf} ${call} persistent root=3 none none)
+    cohort_mpi_test(wrap.fault.persistent.${call}.before_then_during PART wrap NP 4 TIMEOUT 60 PASS 2
+      ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=${call}.posted,hit=3
+      COMMAND ${_wf} ${call} persistent root=3 before:2 during:1)
+  endforeach()
+  foreach(call iallreduce ibcast igatherv ialltoallw)
+    cohort_mpi_test(wrap.fault.persistent.${call}.two_before PART wrap NP 4 TIMEOUT 60 PASS 2
+      ENV ${_wrap_hb} COMMAND ${_wf} ${call} persistent root=3 complete=test before:1+2 none)
+  endforeach()
+endif()
+
 # Nonblocking collectives beyond the matrix (tests/mpi/wrap_nbc.c): three in flight with point-to-point
 # requests in one MPI_Waitall while a rank is dead (and one dies inside the first), MPI_Test and
 # MPI_Testall polling loops, MPI_Request_free after the failures.
@@ -96,6 +113,14 @@ cohort_mpi_test(wrap.neighbor.nb_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2 nb)
 cohort_mpi_test(wrap.neighbor.nb_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=ineighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1 nb)
+if(COHORT_HAVE_PERSISTENT_COLL)  # MPI 4.0's MPI_Neighbor_*_init (wrap/persistent_coll.cpp)
+  cohort_mpi_test(wrap.neighbor.pers_equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4
+    COMMAND $<TARGET_FILE:wrap_neighbor> equiv pers)
+  cohort_mpi_test(wrap.neighbor.pers_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
+    COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2 pers)
+  cohort_mpi_test(wrap.neighbor.pers_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+    COHORT_INJECT_FAILURE=rank=1,at=ineighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1 pers)
+endif()
 cohort_mpi_test(wrap.neighbor.graph_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=dist_graph_create_adjacent.posted COMMAND $<TARGET_FILE:wrap_neighbor> graph_during)
 

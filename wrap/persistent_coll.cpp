@@ -1,0 +1,269 @@
+// MPI 4.0's persistent collectives (MPI_Allreduce_init and its 21 siblings; MPI 4.0, section 6.13) on
+// cohort's nonblocking collectives.
+//
+// The init call records the collective (its arguments, and cohort's duplicates of derived datatypes, which
+// the program may free once the call returned) under a persistent request that cohort makes and never
+// starts: an MPI_Send_init to MPI_PROC_NULL on MPI_COMM_SELF, so that MPI knows the handle (MPI_Request_free,
+// MPI_Request_get_status) and no MPI collective is ever set up on a communicator that may lose a member.
+// Each MPI_Start(all) (wrap/p2p.cpp) then calls the collective's nonblocking twin as cohort runs it
+// (__wrap_MPI_Iallreduce & co.: wrap/nbc.hpp, survivors' confirmation, retries, dead-root policies), and the
+// wait and test calls complete that request in place of the handle (p2p::Persistent, PersistentView), after
+// which the handle is inactive again. So a persistent collective has its nonblocking twin's outcome, start
+// after start, on every survivor. MPI_Info hints are not used. Where the MPI lacks these calls (Open MPI 4.1)
+// the wrappers exist all the same; a program built against that MPI cannot name them.
+//
+// Thread-safety: as the request table's (wrap/request.hpp).
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "wrap/calls.h"
+#include "wrap/request.hpp"
+
+using cohort::wrap::CallId;
+using cohort::wrap::count_call;
+namespace p2p = cohort::wrap::p2p;
+
+namespace {
+
+// A datatype as a start uses it: the program's predefined one, or cohort's duplicate of a derived one
+// (freed with the request's record; MPI_Type_free is not called after MPI_Finalize).
+class Type {
+ public:
+  explicit Type(MPI_Datatype t) : type_(t) {
+    int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
+    if (t != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+        combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(t, &type_) == MPI_SUCCESS)
+      own_ = true;
+  }
+  Type(const Type &) = delete;
+  Type &operator=(const Type &) = delete;
+  ~Type() {
+    int finalized = 1;
+    PMPI_Finalized(&finalized);
+    if (own_ && !finalized) PMPI_Type_free(&type_);
+  }
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_;
+  bool own_ = false;
+};
+using TypeRef = std::shared_ptr<const Type>;
+TypeRef keep(MPI_Datatype t) { return std::make_shared<const Type>(t); }
+
+// Makes the program's handle *req and records `start` under it (see the header). MPI_SUCCESS, or MPI's
+// error of MPI_Send_init.
+int record(const char *call, MPI_Comm comm, MPI_Request *req, std::function<int(MPI_Request *)> start) {
+  int rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, req);
+  if (rc != MPI_SUCCESS) return rc;
+  p2p::Persistent p;
+  p.op = p2p::make_op(p2p::Dir::none, MPI_PROC_NULL, 0, comm, call);
+  p.start_coll = std::make_shared<const std::function<int(MPI_Request *)>>(std::move(start));
+  p2p::track_persistent(*req, p);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" int __wrap_MPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Barrier_init);
+  return record("MPI_Barrier_init", comm, req, [=](MPI_Request *r) { return __wrap_MPI_Ibarrier(comm, r); });
+}
+
+extern "C" int __wrap_MPI_Bcast_init(void *buffer, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Info,
+                                     MPI_Request *req) {
+  count_call(CallId::MPI_Bcast_init);
+  return record("MPI_Bcast_init", comm, req, [=, t = keep(type)](MPI_Request *r) {
+    return __wrap_MPI_Ibcast(buffer, count, t->get(), root, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                                      int root, MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Reduce_init);
+  return record("MPI_Reduce_init", comm, req, [=, t = keep(type)](MPI_Request *r) {
+    return __wrap_MPI_Ireduce(sendbuf, recvbuf, count, t->get(), op, root, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                                         MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Allreduce_init);
+  return record("MPI_Allreduce_init", comm, req, [=, t = keep(type)](MPI_Request *r) {
+    return __wrap_MPI_Iallreduce(sendbuf, recvbuf, count, t->get(), op, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
+                                      MPI_Request *req) {
+  count_call(CallId::MPI_Gather_init);
+  return record("MPI_Gather_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Igather(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), root, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                                       MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Gatherv_init);
+  return record("MPI_Gatherv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Igatherv(sendbuf, sendcount, st->get(), recvbuf, recvcounts, displs, rt->get(), root, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
+                                       MPI_Request *req) {
+  count_call(CallId::MPI_Scatter_init);
+  return record("MPI_Scatter_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Iscatter(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), root, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        int root, MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Scatterv_init);
+  return record("MPI_Scatterv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Iscatterv(sendbuf, sendcounts, displs, st->get(), recvbuf, recvcount, rt->get(), root, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                                         MPI_Request *req) {
+  count_call(CallId::MPI_Allgather_init);
+  return record("MPI_Allgather_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Iallgather(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Allgatherv_init);
+  return record("MPI_Allgatherv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Iallgatherv(sendbuf, sendcount, st->get(), recvbuf, recvcounts, displs, rt->get(), comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                                        MPI_Request *req) {
+  count_call(CallId::MPI_Alltoall_init);
+  return record("MPI_Alltoall_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Ialltoall(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                                         MPI_Request *req) {
+  count_call(CallId::MPI_Alltoallv_init);
+  return record("MPI_Alltoallv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Ialltoallv(sendbuf, sendcounts, sdispls, st->get(), recvbuf, recvcounts, rdispls, rt->get(), comm,
+                                 r);
+  });
+}
+
+// NOTE: the datatype arrays stay the program's (MPI 4.0 binds the arrays to the request: they must not
+// change while it exists; duplicating every datatype in them is not done).
+extern "C" int __wrap_MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,
+                                         MPI_Request *req) {
+  count_call(CallId::MPI_Alltoallw_init);
+  return record("MPI_Alltoallw_init", comm, req, [=](MPI_Request *r) {
+    return __wrap_MPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                                 r);
+  });
+}
+
+extern "C" int __wrap_MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                              MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Info,
+                                              MPI_Request *req) {
+  count_call(CallId::MPI_Reduce_scatter_init);
+  return record("MPI_Reduce_scatter_init", comm, req, [=, t = keep(type)](MPI_Request *r) {
+    return __wrap_MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, t->get(), op, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                                    MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Info,
+                                                    MPI_Request *req) {
+  count_call(CallId::MPI_Reduce_scatter_block_init);
+  return record("MPI_Reduce_scatter_block_init", comm, req, [=, t = keep(type)](MPI_Request *r) {
+    return __wrap_MPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, t->get(), op, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                                    MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Scan_init);
+  return record("MPI_Scan_init", comm, req, [=, t = keep(type)](MPI_Request *r) {
+    return __wrap_MPI_Iscan(sendbuf, recvbuf, count, t->get(), op, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                                      MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Exscan_init);
+  return record("MPI_Exscan_init", comm, req, [=, t = keep(type)](MPI_Request *r) {
+    return __wrap_MPI_Iexscan(sendbuf, recvbuf, count, t->get(), op, comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                                  MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Neighbor_allgather_init);
+  return record("MPI_Neighbor_allgather_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Ineighbor_allgather(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                                   void *recvbuf, const int recvcounts[], const int displs[],
+                                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Neighbor_allgatherv_init);
+  return record("MPI_Neighbor_allgatherv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Ineighbor_allgatherv(sendbuf, sendcount, st->get(), recvbuf, recvcounts, displs, rt->get(), comm,
+                                           r);
+  });
+}
+
+extern "C" int __wrap_MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                                 MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Neighbor_alltoall_init);
+  return record("MPI_Neighbor_alltoall_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Ineighbor_alltoall(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                                                  MPI_Request *req) {
+  count_call(CallId::MPI_Neighbor_alltoallv_init);
+  return record("MPI_Neighbor_alltoallv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+    return __wrap_MPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, st->get(), recvbuf, recvcounts, rdispls,
+                                          rt->get(), comm, r);
+  });
+}
+
+extern "C" int __wrap_MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                                  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                                  MPI_Comm comm, MPI_Info, MPI_Request *req) {
+  count_call(CallId::MPI_Neighbor_alltoallw_init);
+  return record("MPI_Neighbor_alltoallw_init", comm, req, [=](MPI_Request *r) {
+    return __wrap_MPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                                          recvtypes, comm, r);
+  });
+}

@@ -32,7 +32,9 @@
  *                      when its target dies): nb: every rank sends each other rank one message per fence
  *                      (the put's data to its right neighbour, an empty one to the others: a target cannot
  *                      know who put to it), receives one from each, polled with PMPI_Testall, and copies the
- *                      received data into the window's memory; nb_confirm adds the polled PMPI_Ibarrier.
+ *                      received data into the window's memory; nb_confirm adds the polled PMPI_Ibarrier
+ *                      (the design's floor with COHORT_CONFIRM_WINDOW > 1; at the default, 1, the exchange
+ *                      confirms the fence itself and nb is the floor).
  *   MPI_File_write_at_all  1 MiB per rank, each rank its own block (rank * 1 MiB) of one file per variant, in
  *                      a fresh directory under [dir] (default $TMPDIR, else /tmp), removed at the end. real:
  *                      PMPI_File_open on world_dup + PMPI_File_write_at_all; wrapped: MPI_File_open on

@@ -76,7 +76,7 @@ std::string parse_entry(const std::string &text, Entry *e, std::vector<int> *ran
 std::vector<std::string> known_hooks(const std::vector<std::string> &calls) {
   std::vector<std::string> hooks = {"agree.started", "agree.contrib", "agree.decide", "agree.view",
                                     "shrink.create", "shrink.confirm", "revoke.notice", "confirm.posted",
-                                    "confirm.deferred", "coll.round",
+                                    "confirm.deferred", "coll.round",  "fence.sent",
                                     "send.posted",   "recv.posted",    "group.agree",   "group.create",
                                     "group.confirm", "init.done"};
   for (const std::string &c : calls) {

@@ -18,12 +18,14 @@
 //   - Fence epochs travel as two-sided messages (wrap/rma_log.hpp): between two fences, operations on
 //     predefined datatypes go into a log per target; at the fence every member sends each live member its
 //     log and applies the logs it receives, fetched data comes back in a second round, all nonblocking
-//     and polled with the detector (FenceExchange), while the survivors confirm through the driver; then
-//     MPI_Win_sync. No MPI RMA call, no helper thread, no flush that a dying target could hold.
+//     and polled with the detector (FenceExchange); then MPI_Win_sync. No MPI RMA call, no helper thread, no
+//     flush that a dying target could hold. The exchange is the fence's request in the driver and, like
+//     MPI_Barrier's, confirms itself (every member's log proves that every member entered the fence; fence());
+//     with deferred confirmation or ULFM the survivors confirm with an MPI_Ibarrier while it travels.
 //     Other operations in a fence epoch (derived datatypes, MPI_Rput, MPI_Rget) use cohort's
 //     passive-target epoch (MPI_Win_lock_all with MPI_MODE_NOCHECK, opened at the first fence), flushed at
 //     the fence: a flush whose target dies meanwhile is abandoned.
-//   - Recreation over the survivors (Legio, section 3.7): at the first MPI_Win_fence whose confirmation is
+//   - Recreation over the survivors (Legio, section 3.7): at the first MPI_Win_fence whose request is
 //     posted on a substitute communicator other than the one the window was made on, that post makes a
 //     new window over the same memory on it (MPI_Win_create on a thread of its own, completing a
 //     generalized request that the driver polls like any collective's request), and the fence returns on
@@ -67,6 +69,7 @@
 #include <vector>
 
 #include "wrap/calls.h"
+#include "wrap/deferred.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/policy.hpp"
@@ -434,14 +437,19 @@ int start_request(MPI_Request *request) {
 // that runs MPI_Win_create: an attempt abandoned because a member died outlives the fence.
 struct Remake {
   const Substitute *on = nullptr;
-  MPI_Win win = MPI_WIN_NULL;      // written by the thread before it completes the request
+  MPI_Win win = MPI_WIN_NULL;      // written by the thread before it sets `created`
   MPI_Comm xcomm = MPI_COMM_NULL;  // the new window's exchange communicator (idem)
-  int rc = MPI_SUCCESS;
+  int rc = MPI_SUCCESS;            // (idem)
+  std::atomic<bool> created{false};  // MPI_Win_create (and the exchange communicator's dup) returned
 };
 
 // Starts MPI_Win_create over w's memory on sub.comm, on a thread of its own (MPI has no nonblocking window
-// creation, and a member that dies during it would hold it forever); *req completes when it returns.
-std::shared_ptr<Remake> start_remake(const WinRecord &w, const Substitute &sub, MPI_Request *req, int *rc) {
+// creation, and a member that dies during it would hold it forever); *req completes when it returns, or,
+// with `barrier` (a self-confirming fence), once every member has its window too: an MPI_Barrier on the new
+// exchange communicator (nothing else uses it yet), so that one survivor's completion proves every member's
+// creation, as the fence's confirmation does otherwise.
+std::shared_ptr<Remake> start_remake(const WinRecord &w, const Substitute &sub, bool barrier, MPI_Request *req,
+                                     int *rc) {
   *rc = start_request(req);
   if (*rc != MPI_SUCCESS) return nullptr;
   auto m = std::make_shared<Remake>();
@@ -449,7 +457,7 @@ std::shared_ptr<Remake> start_remake(const WinRecord &w, const Substitute &sub, 
   MPI_Info info = MPI_INFO_NULL;
   if (w.info != MPI_INFO_NULL) PMPI_Info_dup(w.info, &info);  // the thread's own: it may outlive w
   MPI_Request done = *req;
-  std::thread([m, done, info, base = w.base, size = w.size, unit = w.disp_unit, comm = sub.comm]() mutable {
+  std::thread([m, done, info, barrier, base = w.base, size = w.size, unit = w.disp_unit, comm = sub.comm]() mutable {
     MPI_Win win = MPI_WIN_NULL;
     int r = PMPI_Win_create(base, size, unit, info, comm, &win);
     if (r == MPI_SUCCESS) PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
@@ -457,25 +465,11 @@ std::shared_ptr<Remake> start_remake(const WinRecord &w, const Substitute &sub, 
     if (info != MPI_INFO_NULL) PMPI_Info_free(&info);
     m->win = win;
     m->rc = r;
+    m->created.store(true, std::memory_order_release);
+    if (barrier && r == MPI_SUCCESS) PMPI_Barrier(m->xcomm);  // (a dead member keeps the thread here for good)
     PMPI_Grequest_complete(done);
   }).detach();
   return m;
-}
-
-// The fence's confirmation (the driver, as confirm()). Its post recreates the window when the
-// substitute it is posted on is not the one w.win was made on; *made is then the recreation of the
-// attempt that completed the call, to be adopted.
-int confirm_fence(WinRecord &w, std::shared_ptr<Remake> *made) {
-  WinRecord *wp = &w;
-  bool ulfm_mode = ulfm::active(w.alias->handle());  // the program repairs (MPIX_Comm_shrink): no recreation
-  return run(*w.alias, describe(CallId::MPI_Win_fence), [wp, made, ulfm_mode](const Substitute &sub, int, MPI_Request *req) {
-    *req = MPI_REQUEST_NULL;
-    made->reset();
-    if (ulfm_mode || &sub == wp->made_on) return MPI_SUCCESS;
-    int rc = MPI_SUCCESS;
-    *made = start_remake(*wp, sub, req, &rc);
-    return rc;
-  });
 }
 
 // Switches w to the window of a completed recreation. The old window keeps its epoch (cohort's lock_all
@@ -484,7 +478,9 @@ int confirm_fence(WinRecord &w, std::shared_ptr<Remake> *made) {
 // NOTE: a creation that MPI failed because a member died (ULFM refuses it) leaves w as it was: the shrink
 // that death brings makes every survivor recreate at the next fence, those whose creation succeeded too.
 int adopt(WinRecord &w, const Remake &m) {
-  const bool failed = m.rc != MPI_SUCCESS || m.win == MPI_WIN_NULL || m.xcomm == MPI_COMM_NULL;
+  // (a self-confirming fence that others completed while this rank's barrier broke: its window exists)
+  const bool created = m.created.load(std::memory_order_acquire);
+  const bool failed = !created || m.rc != MPI_SUCCESS || m.win == MPI_WIN_NULL || m.xcomm == MPI_COMM_NULL;
   if (failed && m.on->any_member_failed()) {
     COHORT_LOG_INFO("MPI_Win_fence: making the window again failed (code %d): a member died; at the next fence", m.rc);
     return MPI_SUCCESS;
@@ -729,12 +725,35 @@ class FenceExchange {
         state_[s] = Peer::lost;  // (MPI failed a call with it, as ULFM does for a dead peer)
         abandoned_ = true;       // its receive, perhaps a send, stay with MPI
       }
+      cohort::inject::point("fence.sent");  // (a test kills a rank whose log reached some members only)
     }
   }
 
-  void progress() { pass(true); }
+  /// A self-confirming fence's request (fence()): a generalized request that progress() completes once
+  /// every member's log and data arrived, every member being alive: each member sends its log only once it
+  /// entered this fence and completed its epoch's other operations, so this rank's completion proves that
+  /// every member entered the fence, as the confirming barrier would. With a member lost it never completes
+  /// here (the driver sees the death; finish() completes and frees it).
+  int start(MPI_Request *req) {
+    if (request_ != MPI_REQUEST_NULL) return MPI_ERR_INTERN;
+    int rc = start_request(&request_);
+    if (rc == MPI_SUCCESS) *req = request_;
+    return rc;
+  }
+
+  void progress() {
+    if (!pass(true) || request_ == MPI_REQUEST_NULL || request_completed_) return;
+    if (std::find(state_.begin(), state_.end(), Peer::lost) != state_.end()) return;
+    request_completed_ = true;
+    PMPI_Grequest_complete(request_);  // (the driver's test frees it)
+  }
 
   int finish() {
+    if (request_ != MPI_REQUEST_NULL && !request_completed_) {
+      // The driver gave it up (a member died): nothing else refers to it.
+      PMPI_Grequest_complete(request_);
+      PMPI_Request_free(&request_);
+    }
     wait([this] { return pass(true); });
     apply_logs();
     int rc = replies();
@@ -920,16 +939,59 @@ class FenceExchange {
   std::vector<Peer> state_;
   std::vector<bool> settled_;
   bool abandoned_ = false;
+  MPI_Request request_ = MPI_REQUEST_NULL;  // start()
+  bool request_completed_ = false;
 };
+
+// The fence's confirmation (the driver, as confirm()). Its post recreates the window when the
+// substitute it is posted on is not the one w.win was made on; *made is then the recreation of the
+// attempt that completed the call, to be adopted.
+// exchange: a self-confirming fence's exchange (see fence()): posted as the call's request on the
+// substitute the window was made on.
+int confirm_fence(WinRecord &w, std::shared_ptr<Remake> *made, FenceExchange *exchange) {
+  WinRecord *wp = &w;
+  bool ulfm_mode = ulfm::active(w.alias->handle());  // the program repairs (MPIX_Comm_shrink): no recreation
+  CallDesc call = describe(CallId::MPI_Win_fence);
+  call.self_confirming = exchange != nullptr;
+  return run(*w.alias, call, [wp, made, ulfm_mode, exchange](const Substitute &sub, int, MPI_Request *req) {
+    *req = MPI_REQUEST_NULL;
+    made->reset();
+    if (ulfm_mode) return MPI_SUCCESS;
+    if (&sub == wp->made_on) return exchange != nullptr ? exchange->start(req) : MPI_SUCCESS;
+    int rc = MPI_SUCCESS;
+    *made = start_remake(*wp, sub, exchange != nullptr, req, &rc);
+    return rc;
+  });
+}
+
+// True when a fence with an exchange confirms itself (fence()): with COHORT_CONFIRM_WINDOW 1 (deferred
+// confirmation counts calls instead, wrap/collective_op.hpp), under the heartbeat backend (as for
+// MPI_Barrier: a survivor left behind joins through ULFM's revocation there, not tested) and unless the
+// program repairs its communicators itself (ULFM mode: no recreation, ULFM's semantics).
+bool self_confirming_fences(const WinRecord &w) {
+#if defined(COHORT_USE_ULFM)
+  (void)w;
+  return false;
+#else
+  return deferred::window() <= 1 && !ulfm::active(w.alias->handle());
+#endif
+}
 
 int fence(WinRecord &w, MPI_Win handle, int assert) {
   // NOTE: every member exchanges at the same fences: fence_open changes at the same fences everywhere, and
   // MPI_MODE_NOPRECEDE is given by all members or none (MPI-3.1, section 11.5.5).
-  // The exchange's messages travel while the survivors confirm; its logs are applied after the
-  // confirmation, before the window may be made again (adopt) and before the fence returns.
+  // The exchange's logs are applied after the call's outcome is known, before the window may be made again
+  // (adopt) and before the fence returns. Self-confirming (the default): the exchange is the call's
+  // request, its messages sent once this rank's other operations of the epoch are complete, and, as for
+  // MPI_Barrier, its completion is the confirmation (no MPI_Ibarrier; a survivor whose exchange broke on a
+  // death agrees with any that returned, wrap/collective_op.hpp); a recreation then ends with a barrier of
+  // its own (start_remake). Otherwise its messages travel while the survivors confirm.
+  const bool exchange = w.fence_open && (assert & MPI_MODE_NOPRECEDE) == 0;
+  const bool self = exchange && self_confirming_fences(w);
   std::optional<FenceExchange> x;
-  if (w.fence_open && (assert & MPI_MODE_NOPRECEDE) == 0) x.emplace(w, handle);
+  if (exchange && !self) x.emplace(w, handle);
   int rc = w.fence_open ? complete_epoch(w) : MPI_SUCCESS;
+  if (self) x.emplace(w, handle);  // (after complete_epoch: a member's log proves its operations complete)
   if (rc != MPI_SUCCESS) {
     if (x) x->finish();
     return rc;
@@ -938,7 +1000,7 @@ int fence(WinRecord &w, MPI_Win handle, int assert) {
   std::shared_ptr<Remake> made;
   {
     ThreadPollHook hook(x ? std::function<void()>([&x] { x->progress(); }) : std::function<void()>());
-    rc = confirm_fence(w, &made);
+    rc = confirm_fence(w, &made, self ? &*x : nullptr);
   }
   int xrc = x ? x->finish() : MPI_SUCCESS;
   if (rc == MPI_SUCCESS && made) rc = adopt(w, *made);

@@ -45,6 +45,18 @@ cohort_mpi_test(win.fault.fence.two_before PART win NP 4 TIMEOUT 60 PASS 2
 cohort_mpi_test(win.fault.fence.killed_in_fence PART win NP 4 TIMEOUT 60 PASS 2 LABELS ulfm_todo
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=win_fence.posted,hit=4
   COMMAND ${_wf} fence none before:2 during:1 none)
+# A rank killed in the middle of its fence's exchange (hook fence.sent, hit 4: step 1's fence, right after
+# its log went to rank 0 and before it went to ranks 2 and 3): rank 0 may complete that fence and return
+# (its exchange proves every member entered it) while ranks 2 and 3 never get the log and agree; all three
+# continue together (rank 0 one fence ahead), with rank 1's step-1 values whole or absent at each survivor.
+cohort_mpi_test(win.fault.fence.killed_mid_exchange PART win NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=fence.sent,hit=4
+  COMMAND ${_wf} fence none during:1 none none)
+# The same in the fence that makes the window again (rank 2 died before step 1): the recreation ends with a
+# barrier of its own, which the death of rank 1 breaks. Label ulfm_todo as killed_in_recreation.
+cohort_mpi_test(win.fault.fence.killed_mid_exchange_remaking PART win NP 4 TIMEOUT 60 PASS 2 LABELS ulfm_todo
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=fence.sent,hit=4
+  COMMAND ${_wf} fence_known none before:2,during:1 none none)
 if(COHORT_BUILD_EXAMPLES)
   # --- examples: work_counter, fault-free and with rank 2 killed after its 2nd Fetch_and_op (its tasks in
   # hand are lost and done again by the survivors). Every survivor checks: each task once, checksum exact.

@@ -463,7 +463,6 @@ extern "C" int __wrap_MPI_Request_free(MPI_Request *req) {
       // (a collective's too: the survivors need this rank in it, wrap/nbc.hpp).
       if (rec->active != MPI_REQUEST_NULL && !(rec->start_coll && cohort::wrap::nbc::release(&rec->active)))
         free_request(&rec->active);
-      if (rec->own_type) PMPI_Type_free(&rec->type);
     }
   }
   return free_request(req);
@@ -516,13 +515,8 @@ int persistent_init(const char *call, InitFn init, p2p::IsendFn isend, const voi
   p.op = p2p::make_op(isend != nullptr ? Dir::send : Dir::recv, peer, tag, comm, call);
   p.buf = const_cast<void *>(buf);
   p.count = count;
-  p.type = type;
+  p.type = p2p::hold_type(type);  // (the program may free a derived datatype once the init call returned)
   p.isend = isend;
-  // NOTE: the program may free a derived datatype once the init call returned (MPI keeps it for the
-  // request): each start uses cohort's duplicate.
-  int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
-  PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-  if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &p.type) == MPI_SUCCESS) p.own_type = true;
   p2p::track_persistent(*req, p);
   return rc;
 }
@@ -553,8 +547,8 @@ int start(MPI_Request *req, const char *call) {
   Op op = p->op;
   op.call = call;
   MPI_Request active = MPI_REQUEST_NULL;
-  int rc = op.dir == Dir::send ? p2p::post_send(p->buf, p->count, p->type, op, &active, p->isend)
-                               : p2p::post_recv(p->buf, p->count, p->type, op, &active);
+  int rc = op.dir == Dir::send ? p2p::post_send(p->buf, p->count, p->type->get(), op, &active, p->isend)
+                               : p2p::post_recv(p->buf, p->count, p->type->get(), op, &active);
   if (rc != MPI_SUCCESS) return rc;
   p2p::track(active, op);
   p->active = active;

@@ -28,31 +28,7 @@ namespace p2p = cohort::wrap::p2p;
 
 namespace {
 
-// A datatype as a start uses it: the program's predefined one, or cohort's duplicate of a derived one
-// (freed with the request's record; MPI_Type_free is not called after MPI_Finalize).
-class Type {
- public:
-  explicit Type(MPI_Datatype t) : type_(t) {
-    int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
-    if (t != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
-        combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(t, &type_) == MPI_SUCCESS)
-      own_ = true;
-  }
-  Type(const Type &) = delete;
-  Type &operator=(const Type &) = delete;
-  ~Type() {
-    int finalized = 1;
-    PMPI_Finalized(&finalized);
-    if (own_ && !finalized) PMPI_Type_free(&type_);
-  }
-  MPI_Datatype get() const { return type_; }
-
- private:
-  MPI_Datatype type_;
-  bool own_ = false;
-};
-using TypeRef = std::shared_ptr<const Type>;
-TypeRef keep(MPI_Datatype t) { return std::make_shared<const Type>(t); }
+p2p::TypeRef keep(MPI_Datatype t) { return p2p::hold_type(t); }  // (wrap/request.hpp)
 
 // Makes the program's handle *req and records `start` under it (see the header). MPI_SUCCESS, or MPI's
 // error of MPI_Send_init.

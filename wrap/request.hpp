@@ -134,13 +134,39 @@ int apply_policy(const Op &op, MPI_Status *status);
 void track(MPI_Request req, const Op &op);
 std::optional<Op> lookup(MPI_Request req);
 std::optional<Op> untrack(MPI_Request req);
+/// A datatype that a persistent request keeps for its life: the program's predefined one as it is, or
+/// cohort's duplicate of a derived one, so that the program may free its own after the init call, as MPI
+/// allows. The duplicate is freed with the last reference (not after MPI_Finalize). Immutable once made.
+class HeldType {
+ public:
+  explicit HeldType(MPI_Datatype t) : type_(t) {
+    int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
+    if (t != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+        combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(t, &type_) == MPI_SUCCESS)
+      own_ = true;
+  }
+  HeldType(const HeldType &) = delete;
+  HeldType &operator=(const HeldType &) = delete;
+  ~HeldType() {
+    int finalized = 1;
+    PMPI_Finalized(&finalized);
+    if (own_ && !finalized) PMPI_Type_free(&type_);
+  }
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_;
+  bool own_ = false;
+};
+using TypeRef = std::shared_ptr<const HeldType>;
+inline TypeRef hold_type(MPI_Datatype t) { return std::make_shared<const HeldType>(t); }
+
 /// A persistent request (MPI_Send_init & co.) as cohort keeps it. The program's handle is the request that
 /// MPI's own init call made; cohort never starts it, so MPI never completes, fails or frees it (under ULFM,
 /// Open MPI 5 frees a persistent request that it fails for a dead peer). Each MPI_Start posts a fresh
 /// nonblocking operation (post_send with `isend`, or post_recv) recorded like an MPI_Isend's/MPI_Irecv's;
 /// the wait and test calls complete that operation in place of the handle (dead-peer policies included),
-/// after which the handle is inactive again. `type` is a duplicate of a derived datatype (freed with the
-/// record), so the program may free its own after the init call, as MPI allows.
+/// after which the handle is inactive again. `type` is held for the record's life (HeldType).
 /// A persistent collective (MPI_Allreduce_init & co., wrap/persistent_coll.cpp) has `start_coll` instead:
 /// each start calls it (cohort's nonblocking twin of the collective), and op names only the communicator and
 /// the call. Its handle is an MPI_Send_init to MPI_PROC_NULL on MPI_COMM_SELF that cohort never starts.
@@ -150,8 +176,7 @@ struct Persistent {
   std::shared_ptr<const std::function<int(MPI_Request *req)>> start_coll;
   void *buf = nullptr;
   int count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  bool own_type = false;                 ///< type is cohort's duplicate
+  TypeRef type;                          ///< null for a persistent collective
   IsendFn isend = nullptr;               ///< the send mode (PMPI_Isend & co.); nullptr for a receive
   MPI_Request active = MPI_REQUEST_NULL;  ///< the started operation; MPI_REQUEST_NULL while inactive
 };

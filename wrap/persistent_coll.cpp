@@ -1,8 +1,8 @@
 // MPI 4.0's persistent collectives (MPI_Allreduce_init and its 21 siblings; MPI 4.0, section 6.13) on
 // cohort's nonblocking collectives.
 //
-// The init call records the collective (its arguments, and cohort's duplicates of derived datatypes, which
-// the program may free once the call returned) under a persistent request that cohort makes and never
+// The init call records the collective (its arguments, and cohort's duplicates of derived datatypes, those of
+// the w variants' arrays included, which the program may free once the call returned) under a persistent request that cohort makes and never
 // starts: an MPI_Send_init to MPI_PROC_NULL on MPI_COMM_SELF, so that MPI knows the handle (MPI_Request_free,
 // MPI_Request_get_status) and no MPI collective is ever set up on a communicator that may lose a member.
 // Each MPI_Start(all) (wrap/p2p.cpp) then calls the collective's nonblocking twin as cohort runs it
@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "wrap/calls.h"
 #include "wrap/request.hpp"
@@ -29,6 +30,58 @@ namespace p2p = cohort::wrap::p2p;
 namespace {
 
 p2p::TypeRef keep(MPI_Datatype t) { return p2p::hold_type(t); }  // (wrap/request.hpp)
+
+// The datatypes of a w variant's array (n of them), each held as keep() holds one, and their handles in
+// the array's order: what each start passes.
+class TypeArray {
+ public:
+  TypeArray(const MPI_Datatype types[], int n) {
+    for (int i = 0; i < n; ++i) {
+      held_.push_back(keep(types[i]));
+      handles_.push_back(held_.back()->get());
+    }
+  }
+  const MPI_Datatype *get() const { return handles_.empty() ? nullptr : handles_.data(); }
+
+ private:
+  std::vector<p2p::TypeRef> held_;
+  std::vector<MPI_Datatype> handles_;
+};
+using TypeArrayRef = std::shared_ptr<const TypeArray>;
+// types[n], or nullptr when the call ignores the array (MPI_IN_PLACE's send side): passed on as it is.
+TypeArrayRef keep_array(const MPI_Datatype types[], int n, bool ignored = false) {
+  return std::make_shared<const TypeArray>(ignored ? nullptr : types, ignored ? 0 : n);
+}
+const MPI_Datatype *handles(const TypeArrayRef &a, const MPI_Datatype given[]) {
+  return a->get() != nullptr ? a->get() : given;
+}
+
+// Members at the other side of comm: its remote group's size for an intercommunicator (Alltoallw's arrays).
+int peers(MPI_Comm comm) {
+  int inter = 0, n = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) PMPI_Comm_remote_size(comm, &n);
+  else PMPI_Comm_size(comm, &n);
+  return n;
+}
+
+// In- and out-degree of comm's virtual topology, as the program would query them (cohort keeps Cartesian
+// and distributed graph topologies; MPI keeps graph ones): the lengths of Neighbor_alltoallw's arrays.
+void degrees(MPI_Comm comm, int *in, int *out) {
+  int status = MPI_UNDEFINED, weighted = 0, ndims = 0, rank = 0;
+  *in = *out = 0;
+  __wrap_MPI_Topo_test(comm, &status);
+  if (status == MPI_CART) {
+    __wrap_MPI_Cartdim_get(comm, &ndims);
+    *in = *out = 2 * ndims;
+  } else if (status == MPI_DIST_GRAPH) {
+    __wrap_MPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
+  } else if (status == MPI_GRAPH) {
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Graph_neighbors_count(comm, rank, in);
+    *out = *in;
+  }
+}
 
 // Makes the program's handle *req and records `start` under it (see the header). MPI_SUCCESS, or MPI's
 // error of MPI_Send_init.
@@ -154,9 +207,11 @@ extern "C" int __wrap_MPI_Alltoallw_init(const void *sendbuf, const int sendcoun
                                          const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,
                                          MPI_Request *req) {
   count_call(CallId::MPI_Alltoallw_init);
+  const int n = peers(comm);
+  TypeArrayRef st = keep_array(sendtypes, n, sendbuf == MPI_IN_PLACE), rt = keep_array(recvtypes, n);
   return record("MPI_Alltoallw_init", comm, req, [=](MPI_Request *r) {
-    return __wrap_MPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                                 r);
+    return __wrap_MPI_Ialltoallw(sendbuf, sendcounts, sdispls, handles(st, sendtypes), recvbuf, recvcounts, rdispls,
+                                 handles(rt, recvtypes), comm, r);
   });
 }
 
@@ -238,8 +293,11 @@ extern "C" int __wrap_MPI_Neighbor_alltoallw_init(const void *sendbuf, const int
                                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                                   MPI_Comm comm, MPI_Info, MPI_Request *req) {
   count_call(CallId::MPI_Neighbor_alltoallw_init);
+  int in = 0, out = 0;
+  degrees(comm, &in, &out);
+  TypeArrayRef st = keep_array(sendtypes, out), rt = keep_array(recvtypes, in);
   return record("MPI_Neighbor_alltoallw_init", comm, req, [=](MPI_Request *r) {
-    return __wrap_MPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                                          recvtypes, comm, r);
+    return __wrap_MPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, handles(st, sendtypes), recvbuf, recvcounts,
+                                          rdispls, handles(rt, recvtypes), comm, r);
   });
 }

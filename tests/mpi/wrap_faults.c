@@ -12,6 +12,7 @@
  *            `persistent` (where the MPI has MPI 4.0's persistent collectives) the persistent one instead:
  *            each step makes the request with MPI_<Call>_init, starts and completes it twice (the same
  *            buffers, so the same outcome), then frees it; the inject hook counts both starts
+ *            (alltoallw: with derived datatypes, freed right after the init)
  *     STEP   none | before:V[+V...] | during:V[+V...]
  *            before: rank V kills itself (SIGKILL) right before the call; the others enter the call.
  *            during: rank V dies inside the call; the test's environment arranges it with
@@ -232,6 +233,20 @@ static long long step(void) {
     for (int r = 0; r < size; ++r) scounts[r] = vcount(rank + r);
     if (!strcmp(call, "alltoallv"))
       rc = NB(MPI_Alltoallv, MPI_Ialltoallv, to_each, scounts, displs, MPI_LONG_LONG, all, rcounts, rdispls, MPI_LONG_LONG, MPI_COMM_WORLD);
+#if defined(COHORT_HAVE_PERSISTENT_COLL)
+    else if (persistent) {
+      /* derived datatypes in both arrays, freed right after the init as MPI allows: every start must work */
+      MPI_Datatype dt[32];
+      for (int r = 0; r < size; ++r) {
+        MPI_Type_contiguous(1, MPI_LONG_LONG, &dt[r]);
+        MPI_Type_commit(&dt[r]);
+      }
+      rc = MPI_Alltoallw_init(to_each, scounts, bytes, dt, all, rcounts, rbytes, dt, MPI_COMM_WORLD, MPI_INFO_NULL,
+                              &nb_req);
+      for (int r = 0; r < size; ++r) MPI_Type_free(&dt[r]);
+      rc = p_complete(rc);
+    }
+#endif
     else
       rc = NB(MPI_Alltoallw, MPI_Ialltoallw, to_each, scounts, bytes, types, all, rcounts, rbytes, types, MPI_COMM_WORLD);
   } else if (!strcmp(call, "reduce_scatter")) {

@@ -17,7 +17,8 @@
  *                              ineighbor_alltoall.posted, with the first three posted
  *   ... pers                   (last argument, where the MPI has MPI 4.0's persistent collectives) as nb, but
  *                              cohort's side makes the five with MPI_Neighbor_*_init and starts them with one
- *                              MPI_Startall (twice per run: started, completed, started again), then frees them
+ *                              MPI_Startall (twice per run: started, completed, started again), then frees them;
+ *                              alltoallw with derived datatypes freed right after its init
  *   wrap_neighbor graph_during V  rank V dies inside MPI_Dist_graph_create_adjacent (inject hook
  *                              dist_graph_create_adjacent.posted): every survivor gets the same outcome, the
  *                              graph or MPI_ERR_TOPOLOGY (the graph lost a member) */
@@ -86,8 +87,15 @@ static void run(MPI_Comm comm, int raw, int n_in, int n_out, int res[NF][MAXN * 
       rc[2] = MPI_Neighbor_alltoall_init(sb, C, MPI_INT, res[2], C, MPI_INT, comm, MPI_INFO_NULL, &rq[2]);
       rc[3] = MPI_Neighbor_alltoallv_init(sb, scounts, sdispls, MPI_INT, res[3], counts, displs, MPI_INT, comm,
                                           MPI_INFO_NULL, &rq[3]);
-      rc[4] = MPI_Neighbor_alltoallw_init(sb, scounts, wsdispls, types, res[4], counts, wrdispls, types, comm,
+      /* alltoallw's datatypes derived, and freed right after the init, as MPI allows */
+      MPI_Datatype dt[MAXN];
+      for (int k = 0; k < MAXN; ++k) {
+        MPI_Type_contiguous(1, MPI_INT, &dt[k]);
+        MPI_Type_commit(&dt[k]);
+      }
+      rc[4] = MPI_Neighbor_alltoallw_init(sb, scounts, wsdispls, dt, res[4], counts, wrdispls, dt, comm,
                                           MPI_INFO_NULL, &rq[4]);
+      for (int k = 0; k < MAXN; ++k) MPI_Type_free(&dt[k]);
       for (int f = 0; f < NF; ++f) CHECK(rc[f] == MPI_SUCCESS, "persistent collective %d init returned %d", f, rc[f]);
       CHECK(MPI_Startall(NF, rq) == MPI_SUCCESS, "MPI_Startall");
       starts = 2;

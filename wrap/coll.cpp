@@ -19,6 +19,7 @@
 #include "wrap/driver.hpp"
 #include "wrap/hierarchy.hpp"
 #include "wrap/nbc.hpp"
+#include "wrap/request.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -115,6 +116,21 @@ class PostState : public nbc::OpState {
     schedule_ = call;
     return &schedule_;
   }
+  /// A datatype as this call's posts use it. A nonblocking call's derived one is held for the operation's
+  /// life (p2p::HeldType: cohort's duplicate): the program may free its own once the call returned (MPI
+  /// allows it), and a retry after a failure posts again. Otherwise the program's.
+  MPI_Datatype keep(MPI_Datatype t) {
+    if (!owned_ || !p2p::derived(t)) return t;
+    types_.push_back(p2p::hold_type(t));
+    return types_.back()->get();
+  }
+  /// The same for an array of n (the w variants' sendtypes, recvtypes).
+  const MPI_Datatype *keep(const MPI_Datatype *types, int n) {
+    if (!owned_ || types == nullptr) return types;
+    std::vector<MPI_Datatype> &kept = arrays_.emplace_back(types, types + n);
+    for (MPI_Datatype &t : kept) t = keep(t);
+    return kept.data();
+  }
   /// The scratch of the post on s: the substitute's (blocking), or the attempt's own (one per substitute
   /// posted on: every retry is on a new one).
   PostScratch &scratch(const Substitute &s) {
@@ -130,6 +146,8 @@ class PostState : public nbc::OpState {
   small::Call schedule_{};
   std::vector<char> input_bytes_, slot_bytes_;
   std::list<std::pair<const Substitute *, PostScratch>> scratch_;
+  std::vector<p2p::TypeRef> types_;                // keep()
+  std::list<std::vector<MPI_Datatype>> arrays_;  // keep() of arrays (stable addresses)
 };
 
 // Runs a post function's attempts: to the end (run(), blocking), or as a nonblocking collective whose
@@ -266,6 +284,7 @@ int post_MPI_Bcast(Alias &alias, const CallDesc &call, void *buf, int count, MPI
   const deferred::Buffers b{deferred::Kind::bcast, buf, buf, count, type};
   CallDesc c = deferrable(call, b);
   Launch launch(c);
+  type = launch.state().keep(type);
   c.small = launch.state().schedule({topology::CollKind::bcast, buf, buf, count, type});
   return launch.run(alias, [=](const Substitute &s, int r, MPI_Request *req) {
     return PMPI_Ibcast(buf, count, type, r, s.comm, req);
@@ -278,6 +297,7 @@ int post_MPI_Reduce(Alias &alias, const CallDesc &call, const void *sendbuf, voi
   CallDesc c = deferrable(call, b);
   Launch launch(c);
   PostState &x = launch.state();
+  type = x.keep(type);
   const void *in = x.input(sendbuf, recvbuf, count, type);  // MPI_IN_PLACE is only valid at the root
   c.small = x.schedule({topology::CollKind::reduce, in, recvbuf, count, type, op});
   return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
@@ -294,6 +314,7 @@ int post_MPI_Allreduce(Alias &alias, const CallDesc &call, const void *sendbuf, 
   CallDesc c = deferrable(call, b);
   Launch launch(c);
   PostState &x = launch.state();
+  type = x.keep(type);
   const void *in = x.input(sendbuf, recvbuf, count, type);
   c.small = x.schedule({topology::CollKind::allreduce, in, recvbuf, count, type, op});
   return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
@@ -305,6 +326,7 @@ int post_MPI_Scan(Alias &alias, const CallDesc &call, const void *sendbuf, void 
                   MPI_Datatype type, MPI_Op op, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  type = x.keep(type);
   // NOTE: the substitute keeps the alias's rank order, so its prefix is the prefix over the live ranks
   // in original order.
   const void *in = x.input(sendbuf, recvbuf, count, type);
@@ -317,6 +339,8 @@ int post_MPI_Gather(Alias &alias, const CallDesc &call, const void *sendbuf, int
                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  sendtype = x.keep(sendtype);
+  recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
   ReceiveSlots *slots =
       me == root ? x.slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype),
@@ -337,6 +361,8 @@ int post_MPI_Scatter(Alias &alias, const CallDesc &call, const void *sendbuf, in
                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  sendtype = x.keep(sendtype);
+  recvtype = x.keep(recvtype);
   return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     if (s.map.complete())
       return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
@@ -351,6 +377,8 @@ int post_MPI_Allgather(Alias &alias, const CallDesc &call, const void *sendbuf, 
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  sendtype = x.keep(sendtype);
+  recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
   ReceiveSlots *slots =
       x.slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype),
@@ -372,6 +400,8 @@ int post_MPI_Gatherv(Alias &alias, const CallDesc &call, const void *sendbuf, in
                      MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  sendtype = x.keep(sendtype);
+  recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
   const bool at_root = me == root;  // recvcounts and displs are significant at the root only
   ReceiveSlots *slots =
@@ -394,6 +424,8 @@ int post_MPI_Scatterv(Alias &alias, const CallDesc &call, const void *sendbuf, c
                       int root, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  sendtype = x.keep(sendtype);
+  recvtype = x.keep(recvtype);
   const bool at_root = alias_rank(alias) == root;  // sendcounts and displs are significant at the root only
   return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     if (s.map.complete() || !at_root)
@@ -410,6 +442,8 @@ int post_MPI_Allgatherv(Alias &alias, const CallDesc &call, const void *sendbuf,
                         MPI_Datatype recvtype, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  sendtype = x.keep(sendtype);
+  recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
   ReceiveSlots *slots =
       x.slots(recvbuf, v_span(alias_size(alias), recvcounts, displs, recvtype),
@@ -429,6 +463,8 @@ int post_MPI_Alltoall(Alias &alias, const CallDesc &call, const void *sendbuf, i
                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  sendtype = x.keep(sendtype);
+  recvtype = x.keep(recvtype);
   // NOTE: under MPI_IN_PLACE the input is recvbuf itself: restoring its span before a retry restores it too.
   const int me = alias_rank(alias);
   ReceiveSlots *slots =
@@ -451,6 +487,8 @@ int post_MPI_Alltoallv(Alias &alias, const CallDesc &call, const void *sendbuf, 
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  sendtype = x.keep(sendtype);
+  recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
   const bool in_place = sendbuf == MPI_IN_PLACE;  // then sendcounts, sdispls and sendtype are ignored
   ReceiveSlots *slots = x.slots(recvbuf, v_span(alias_size(alias), recvcounts, rdispls, recvtype),
@@ -474,6 +512,8 @@ int post_MPI_Alltoallw(Alias &alias, const CallDesc &call, const void *sendbuf, 
                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  recvtypes = x.keep(recvtypes, alias_size(alias));
+  if (sendbuf != MPI_IN_PLACE) sendtypes = x.keep(sendtypes, alias_size(alias));
   Span span;  // rdispls are in bytes
   for (int r = 0; r < alias_size(alias); ++r) span.add(rdispls[r], recvcounts[r], recvtypes[r]);
   const int me = alias_rank(alias);
@@ -502,6 +542,7 @@ int post_MPI_Reduce_scatter(Alias &alias, const CallDesc &call, const void *send
                             const int recvcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  type = x.keep(type);
   const void *in = x.input(sendbuf, recvbuf, total(recvcounts, alias_size(alias)), type);
   return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
     if (s.map.complete()) return PMPI_Ireduce_scatter(in, recvbuf, recvcounts, type, op, s.comm, req);
@@ -516,6 +557,7 @@ int post_MPI_Reduce_scatter_block(Alias &alias, const CallDesc &call, const void
                                   MPI_Datatype type, MPI_Op op, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  type = x.keep(type);
   const int n = alias_size(alias);
   const void *in = x.input(sendbuf, recvbuf, n * recvcount, type);
   return launch.run(alias, [=, &x](const Substitute &s, int, MPI_Request *req) {
@@ -530,6 +572,7 @@ int post_MPI_Exscan(Alias &alias, const CallDesc &call, const void *sendbuf, voi
                     MPI_Datatype type, MPI_Op op, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
+  type = x.keep(type);
   // NOTE: substitute rank 0 is the first live rank: its prefix is empty and MPI leaves its output
   // undefined, so it receives into scratch and the program's buffer stays untouched.
   const void *in = x.input(sendbuf, recvbuf, count, type);

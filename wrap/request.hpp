@@ -137,13 +137,16 @@ std::optional<Op> untrack(MPI_Request req);
 /// A datatype that a persistent request keeps for its life: the program's predefined one as it is, or
 /// cohort's duplicate of a derived one, so that the program may free its own after the init call, as MPI
 /// allows. The duplicate is freed with the last reference (not after MPI_Finalize). Immutable once made.
+/// True for a derived datatype (MPI_Type_get_envelope's combiner is not MPI_COMBINER_NAMED).
+inline bool derived(MPI_Datatype t) {
+  int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
+  return t != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+         combiner != MPI_COMBINER_NAMED;
+}
 class HeldType {
  public:
   explicit HeldType(MPI_Datatype t) : type_(t) {
-    int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
-    if (t != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
-        combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(t, &type_) == MPI_SUCCESS)
-      own_ = true;
+    if (derived(t) && PMPI_Type_dup(t, &type_) == MPI_SUCCESS) own_ = true;
   }
   HeldType(const HeldType &) = delete;
   HeldType &operator=(const HeldType &) = delete;

@@ -1,7 +1,7 @@
 /* The fault matrix of the collectives and communicator calls: one call, run once per step, with ranks
  * killed just before it or during it, and every survivor's buffers and return codes asserted.
  *
- *   wrap_faults CALL [root=R] [expect=ok|skip|error|abort] [complete=test] STEP...
+ *   wrap_faults CALL [root=R] [expect=ok|skip|error|abort] [complete=test] [freetype] STEP...
  *     CALL   barrier bcast reduce allreduce scan gather scatter allgather gatherv scatterv allgatherv
  *            alltoall alltoallv alltoallw reduce_scatter reduce_scatter_block exscan dup split
  *            create split_type idup dup_with_info (the communicator constructors: all on one node here, so
@@ -45,7 +45,12 @@ static int rank, size, root = 0;
  * an MPI_Test polling loop; the same assertions as the blocking call's. */
 static int nb = 0, nb_test = 0;
 static MPI_Request nb_req;
+/* freetype: the data-movement calls (not the reductions: MPI_SUM needs a predefined type) use LL, a derived
+ * datatype made for each step and freed right after the nonblocking call returned, as MPI allows */
+static int freetype = 0;
+static MPI_Datatype LL = MPI_LONG_LONG;
 static int nb_complete(int rc) {
+  if (freetype && LL != MPI_LONG_LONG) MPI_Type_free(&LL);  /* (LL is then MPI_DATATYPE_NULL) */
   if (rc != MPI_SUCCESS) return rc;
   CHECK(nb_req != MPI_REQUEST_NULL, "no request");
   if (!nb_test) return MPI_Wait(&nb_req, MPI_STATUS_IGNORE);
@@ -171,6 +176,10 @@ static long long step(void) {
   long long to_each[32 * (COUNT + 1)], contrib_all[32 * COUNT];
   int counts[32], displs[32], rcounts[32], rdispls[32], bytes[32], rbytes[32];
   MPI_Datatype types[32];
+  if (freetype) {
+    MPI_Type_contiguous(1, MPI_LONG_LONG, &LL);
+    MPI_Type_commit(&LL);
+  }
   for (int j = 0; j < COUNT; ++j) in[j] = contribution(rank, j), out[j] = UNTOUCHED;
   for (int i = 0; i < 32 * (COUNT + 1); ++i) all[i] = UNTOUCHED, to_each[i] = UNTOUCHED, sendall[i] = UNTOUCHED;
   for (int r = 0; r < size; ++r)
@@ -180,7 +189,7 @@ static long long step(void) {
     counts[r] = vcount(r), displs[r] = vdispl(r);
     rcounts[r] = vcount(r + rank), rdispls[r] = vdispl(r);
     bytes[r] = displs[r] * (int)sizeof(long long), rbytes[r] = rdispls[r] * (int)sizeof(long long);
-    types[r] = MPI_LONG_LONG;
+    types[r] = LL;
     for (int j = 0; j < vcount(rank + r); ++j) to_each[vdispl(r) + j] = pair(rank, r, j);
   }
   const int nv = size * (COUNT + 1);
@@ -191,7 +200,7 @@ static long long step(void) {
     rc = NB(MPI_Barrier, MPI_Ibarrier, MPI_COMM_WORLD);
   } else if (!strcmp(call, "bcast")) {
     long long *b = rank == root ? sendall + root * COUNT : out;
-    rc = NB(MPI_Bcast, MPI_Ibcast, b, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Bcast, MPI_Ibcast, b, COUNT, LL, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "reduce")) {
     rc = NB(MPI_Reduce, MPI_Ireduce, in, out, COUNT, MPI_LONG_LONG, MPI_SUM, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "allreduce")) {
@@ -201,38 +210,38 @@ static long long step(void) {
     rooted = 0;
     rc = NB(MPI_Scan, MPI_Iscan, in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   } else if (!strcmp(call, "gather")) {
-    rc = NB(MPI_Gather, MPI_Igather, sendall + rank * COUNT, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Gather, MPI_Igather, sendall + rank * COUNT, COUNT, LL, all, COUNT, LL, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "scatter")) {
-    rc = NB(MPI_Scatter, MPI_Iscatter, sendall, COUNT, MPI_LONG_LONG, out, COUNT, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Scatter, MPI_Iscatter, sendall, COUNT, LL, out, COUNT, LL, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "allgather")) {
     rooted = 0;
-    rc = NB(MPI_Allgather, MPI_Iallgather, sendall + rank * COUNT, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, MPI_COMM_WORLD);
+    rc = NB(MPI_Allgather, MPI_Iallgather, sendall + rank * COUNT, COUNT, LL, all, COUNT, LL, MPI_COMM_WORLD);
   } else if (!strcmp(call, "gatherv")) {
     long long mine[COUNT];
     for (int j = 0; j < COUNT; ++j) mine[j] = block(rank, j);
-    rc = NB(MPI_Gatherv, MPI_Igatherv, mine, vcount(rank), MPI_LONG_LONG, all, counts, displs, MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Gatherv, MPI_Igatherv, mine, vcount(rank), LL, all, counts, displs, LL, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "scatterv")) {
     long long src[32 * (COUNT + 1)];
     for (int r = 0; r < size; ++r)
       for (int j = 0; j < vcount(r); ++j) src[vdispl(r) + j] = block(r, j);
-    rc = NB(MPI_Scatterv, MPI_Iscatterv, src, counts, displs, MPI_LONG_LONG, out, vcount(rank), MPI_LONG_LONG, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Scatterv, MPI_Iscatterv, src, counts, displs, LL, out, vcount(rank), LL, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "allgatherv")) {
     rooted = 0;
     long long mine[COUNT];
     for (int j = 0; j < COUNT; ++j) mine[j] = block(rank, j);
-    rc = NB(MPI_Allgatherv, MPI_Iallgatherv, mine, vcount(rank), MPI_LONG_LONG, all, counts, displs, MPI_LONG_LONG, MPI_COMM_WORLD);
+    rc = NB(MPI_Allgatherv, MPI_Iallgatherv, mine, vcount(rank), LL, all, counts, displs, LL, MPI_COMM_WORLD);
   } else if (!strcmp(call, "alltoall")) {
     rooted = 0;
     long long src[32 * COUNT];
     for (int r = 0; r < size; ++r)
       for (int j = 0; j < COUNT; ++j) src[r * COUNT + j] = pair(rank, r, j);
-    rc = NB(MPI_Alltoall, MPI_Ialltoall, src, COUNT, MPI_LONG_LONG, all, COUNT, MPI_LONG_LONG, MPI_COMM_WORLD);
+    rc = NB(MPI_Alltoall, MPI_Ialltoall, src, COUNT, LL, all, COUNT, LL, MPI_COMM_WORLD);
   } else if (!strcmp(call, "alltoallv") || !strcmp(call, "alltoallw")) {
     rooted = 0;
     int scounts[32];
     for (int r = 0; r < size; ++r) scounts[r] = vcount(rank + r);
     if (!strcmp(call, "alltoallv"))
-      rc = NB(MPI_Alltoallv, MPI_Ialltoallv, to_each, scounts, displs, MPI_LONG_LONG, all, rcounts, rdispls, MPI_LONG_LONG, MPI_COMM_WORLD);
+      rc = NB(MPI_Alltoallv, MPI_Ialltoallv, to_each, scounts, displs, LL, all, rcounts, rdispls, LL, MPI_COMM_WORLD);
 #if defined(COHORT_HAVE_PERSISTENT_COLL)
     else if (persistent) {
       /* derived datatypes in both arrays, freed right after the init as MPI allows: every start must work */
@@ -410,6 +419,11 @@ int main(int argc, char **argv) {
 #else
       CHECK(0, "persistent: this MPI has no persistent collectives");
 #endif
+      continue;
+    }
+    if (!strcmp(argv[i], "freetype")) {
+      CHECK(nb, "freetype: name the nonblocking call (i<call>)");
+      freetype = 1;
       continue;
     }
     if (!strcmp(argv[i], "complete=test")) {

@@ -45,6 +45,13 @@ foreach(call IN LISTS COHORT_NONBLOCKING_CALLS)
   cohort_mpi_test(wrap.fault.${call}.two_before PART wrap NP 4 TIMEOUT 60 PASS 2
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 complete=test before:1+2 none)
 endforeach()
+# The data-movement ones with a derived datatype that the program frees right after the call returned (as MPI
+# allows; freetype): a retry after a failure posts with cohort's duplicate.
+foreach(call ibcast igather iscatter iallgather igatherv iscatterv iallgatherv ialltoall ialltoallv ialltoallw)
+  cohort_mpi_test(wrap.fault.${call}.freetype PART wrap NP 4 TIMEOUT 60 PASS 2
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=${call}.posted,hit=2
+    COMMAND ${_wf} ${call} freetype root=3 before:2 during:1 none)
+endforeach()
 
 # MPI 4.0's persistent collectives (wrap/persistent_coll.cpp), where the MPI has them (MPICH 4, Open MPI 5):
 # the same matrix on MPI_<Call>_init, each step's request started and completed twice, so the hook of the

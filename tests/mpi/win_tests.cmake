@@ -52,6 +52,11 @@ cohort_mpi_test(win.fault.fence.killed_in_fence PART win NP 4 TIMEOUT 60 PASS 2 
 cohort_mpi_test(win.fault.fence.killed_mid_exchange PART win NP 4 TIMEOUT 60 PASS 3
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=fence.sent,hit=4
   COMMAND ${_wf} fence none during:1 none none)
+# The same with COHORT_CONFIRM_WINDOW=4: there the fence is confirmed by an MPI_Ibarrier while its exchange
+# travels (counted confirmation has no self-confirming calls).
+cohort_mpi_test(win.fault.fence.killed_mid_exchange_w4 PART win NP 4 TIMEOUT 60 PASS 3
+  ENV ${_wrap_hb} COHORT_CONFIRM_WINDOW=4 COHORT_INJECT_FAILURE=rank=1,at=fence.sent,hit=4
+  COMMAND ${_wf} fence none during:1 none none)
 # The same in the fence that makes the window again (rank 2 died before step 1): the recreation ends with a
 # barrier of its own, which the death of rank 1 breaks. Label ulfm_todo as killed_in_recreation.
 cohort_mpi_test(win.fault.fence.killed_mid_exchange_remaking PART win NP 4 TIMEOUT 60 PASS 2 LABELS ulfm_todo

@@ -127,9 +127,7 @@ class PostState : public nbc::OpState {
   /// The same for an array of n (the w variants' sendtypes, recvtypes).
   const MPI_Datatype *keep(const MPI_Datatype *types, int n) {
     if (!owned_ || types == nullptr) return types;
-    std::vector<MPI_Datatype> &kept = arrays_.emplace_back(types, types + n);
-    for (MPI_Datatype &t : kept) t = keep(t);
-    return kept.data();
+    return arrays_.emplace_back(types, n).get();
   }
   /// The scratch of the post on s: the substitute's (blocking), or the attempt's own (one per substitute
   /// posted on: every retry is on a new one).
@@ -147,7 +145,7 @@ class PostState : public nbc::OpState {
   std::vector<char> input_bytes_, slot_bytes_;
   std::list<std::pair<const Substitute *, PostScratch>> scratch_;
   std::vector<p2p::TypeRef> types_;                // keep()
-  std::list<std::vector<MPI_Datatype>> arrays_;  // keep() of arrays (stable addresses)
+  std::list<p2p::HeldTypes> arrays_;              // keep() of arrays
 };
 
 // Runs a post function's attempts: to the end (run(), blocking), or as a nonblocking collective whose

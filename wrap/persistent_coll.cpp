@@ -18,7 +18,6 @@
 #include <functional>
 #include <memory>
 #include <utility>
-#include <vector>
 
 #include "wrap/calls.h"
 #include "wrap/request.hpp"
@@ -31,29 +30,11 @@ namespace {
 
 p2p::TypeRef keep(MPI_Datatype t) { return p2p::hold_type(t); }  // (wrap/request.hpp)
 
-// The datatypes of a w variant's array (n of them), each held as keep() holds one, and their handles in
-// the array's order: what each start passes.
-class TypeArray {
- public:
-  TypeArray(const MPI_Datatype types[], int n) {
-    for (int i = 0; i < n; ++i) {
-      held_.push_back(keep(types[i]));
-      handles_.push_back(held_.back()->get());
-    }
-  }
-  const MPI_Datatype *get() const { return handles_.empty() ? nullptr : handles_.data(); }
-
- private:
-  std::vector<p2p::TypeRef> held_;
-  std::vector<MPI_Datatype> handles_;
-};
-using TypeArrayRef = std::shared_ptr<const TypeArray>;
-// types[n], or nullptr when the call ignores the array (MPI_IN_PLACE's send side): passed on as it is.
+// The datatypes of a w variant's array (n of them), held as keep() holds one; none for an array the call
+// ignores (MPI_IN_PLACE's send side: its get() is then nullptr).
+using TypeArrayRef = std::shared_ptr<const p2p::HeldTypes>;
 TypeArrayRef keep_array(const MPI_Datatype types[], int n, bool ignored = false) {
-  return std::make_shared<const TypeArray>(ignored ? nullptr : types, ignored ? 0 : n);
-}
-const MPI_Datatype *handles(const TypeArrayRef &a, const MPI_Datatype given[]) {
-  return a->get() != nullptr ? a->get() : given;
+  return std::make_shared<const p2p::HeldTypes>(ignored ? nullptr : types, n);
 }
 
 // Members at the other side of comm: its remote group's size for an intercommunicator (Alltoallw's arrays).
@@ -210,8 +191,8 @@ extern "C" int __wrap_MPI_Alltoallw_init(const void *sendbuf, const int sendcoun
   const int n = peers(comm);
   TypeArrayRef st = keep_array(sendtypes, n, sendbuf == MPI_IN_PLACE), rt = keep_array(recvtypes, n);
   return record("MPI_Alltoallw_init", comm, req, [=](MPI_Request *r) {
-    return __wrap_MPI_Ialltoallw(sendbuf, sendcounts, sdispls, handles(st, sendtypes), recvbuf, recvcounts, rdispls,
-                                 handles(rt, recvtypes), comm, r);
+    return __wrap_MPI_Ialltoallw(sendbuf, sendcounts, sdispls, st->get(), recvbuf, recvcounts, rdispls,
+                                 rt->get(), comm, r);
   });
 }
 
@@ -297,7 +278,7 @@ extern "C" int __wrap_MPI_Neighbor_alltoallw_init(const void *sendbuf, const int
   degrees(comm, &in, &out);
   TypeArrayRef st = keep_array(sendtypes, out), rt = keep_array(recvtypes, in);
   return record("MPI_Neighbor_alltoallw_init", comm, req, [=](MPI_Request *r) {
-    return __wrap_MPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, handles(st, sendtypes), recvbuf, recvcounts,
-                                          rdispls, handles(rt, recvtypes), comm, r);
+    return __wrap_MPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, st->get(), recvbuf, recvcounts,
+                                          rdispls, rt->get(), comm, r);
   });
 }

@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
@@ -163,6 +164,24 @@ class HeldType {
 };
 using TypeRef = std::shared_ptr<const HeldType>;
 inline TypeRef hold_type(MPI_Datatype t) { return std::make_shared<const HeldType>(t); }
+/// An array of n datatypes (a w variant's sendtypes or recvtypes), each derived one held as HeldType holds
+/// it: get() gives the handles to pass, in the array's order (nullptr for a null or empty array).
+class HeldTypes {
+ public:
+  HeldTypes(const MPI_Datatype *types, int n) {
+    if (types != nullptr && n > 0) handles_.assign(types, types + n);
+    for (MPI_Datatype &t : handles_) {
+      if (!derived(t)) continue;
+      held_.push_back(hold_type(t));
+      t = held_.back()->get();
+    }
+  }
+  const MPI_Datatype *get() const { return handles_.empty() ? nullptr : handles_.data(); }
+
+ private:
+  std::vector<TypeRef> held_;
+  std::vector<MPI_Datatype> handles_;
+};
 
 /// A persistent request (MPI_Send_init & co.) as cohort keeps it. The program's handle is the request that
 /// MPI's own init call made; cohort never starts it, so MPI never completes, fails or frees it (under ULFM,

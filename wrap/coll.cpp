@@ -119,8 +119,11 @@ class PostState : public nbc::OpState {
   /// A datatype as this call's posts use it. A nonblocking call's derived one is held for the operation's
   /// life (p2p::HeldType: cohort's duplicate): the program may free its own once the call returned (MPI
   /// allows it), and a retry after a failure posts again. Otherwise the program's.
-  MPI_Datatype keep(MPI_Datatype t) {
-    if (!owned_ || !p2p::derived(t)) return t;
+  /// significant: false for an argument MPI ignores at this rank (a Gather's recvtype at a non-root, a
+  /// Scatter's sendtype at a non-root, the send side under MPI_IN_PLACE): it may name no datatype at all
+  /// (an uninitialised handle), so it is passed on as it is and never queried.
+  MPI_Datatype keep(MPI_Datatype t, bool significant = true) {
+    if (!owned_ || !significant || !p2p::derived(t)) return t;
     types_.push_back(p2p::hold_type(t));
     return types_.back()->get();
   }
@@ -337,9 +340,9 @@ int post_MPI_Gather(Alias &alias, const CallDesc &call, const void *sendbuf, int
                     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
-  sendtype = x.keep(sendtype);
-  recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
+  sendtype = x.keep(sendtype, me != root || sendbuf != MPI_IN_PLACE);
+  recvtype = x.keep(recvtype, me == root);
   ReceiveSlots *slots =
       me == root ? x.slots(recvbuf, uniform_span(alias_size(alias), recvcount, recvtype),
                            own_uniform(sendbuf, me, recvcount, recvtype))
@@ -356,11 +359,12 @@ int post_MPI_Gather(Alias &alias, const CallDesc &call, const void *sendbuf, int
 }
 
 int post_MPI_Scatter(Alias &alias, const CallDesc &call, const void *sendbuf, int sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int, MPI_Comm) {
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
-  sendtype = x.keep(sendtype);
-  recvtype = x.keep(recvtype);
+  const bool at_root = alias_rank(alias) == root;  // sendtype is significant at the root only
+  sendtype = x.keep(sendtype, at_root);
+  recvtype = x.keep(recvtype, !at_root || recvbuf != MPI_IN_PLACE);
   return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     if (s.map.complete())
       return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
@@ -375,7 +379,7 @@ int post_MPI_Allgather(Alias &alias, const CallDesc &call, const void *sendbuf, 
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
-  sendtype = x.keep(sendtype);
+  sendtype = x.keep(sendtype, sendbuf != MPI_IN_PLACE);
   recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
   ReceiveSlots *slots =
@@ -398,10 +402,10 @@ int post_MPI_Gatherv(Alias &alias, const CallDesc &call, const void *sendbuf, in
                      MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
-  sendtype = x.keep(sendtype);
-  recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
-  const bool at_root = me == root;  // recvcounts and displs are significant at the root only
+  const bool at_root = me == root;  // recvcounts, displs and recvtype are significant at the root only
+  sendtype = x.keep(sendtype, !at_root || sendbuf != MPI_IN_PLACE);
+  recvtype = x.keep(recvtype, at_root);
   ReceiveSlots *slots =
       at_root ? x.slots(recvbuf, v_span(alias_size(alias), recvcounts, displs, recvtype),
                         own_v(sendbuf, me, recvcounts, displs, recvtype))
@@ -422,9 +426,9 @@ int post_MPI_Scatterv(Alias &alias, const CallDesc &call, const void *sendbuf, c
                       int root, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
-  sendtype = x.keep(sendtype);
-  recvtype = x.keep(recvtype);
-  const bool at_root = alias_rank(alias) == root;  // sendcounts and displs are significant at the root only
+  const bool at_root = alias_rank(alias) == root;  // sendcounts, displs and sendtype: at the root only
+  sendtype = x.keep(sendtype, at_root);
+  recvtype = x.keep(recvtype, !at_root || recvbuf != MPI_IN_PLACE);
   return launch.run(alias, [=, &x](const Substitute &s, int r, MPI_Request *req) {
     if (s.map.complete() || !at_root)
       return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, r, s.comm, req);
@@ -440,7 +444,7 @@ int post_MPI_Allgatherv(Alias &alias, const CallDesc &call, const void *sendbuf,
                         MPI_Datatype recvtype, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
-  sendtype = x.keep(sendtype);
+  sendtype = x.keep(sendtype, sendbuf != MPI_IN_PLACE);
   recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
   ReceiveSlots *slots =
@@ -461,7 +465,7 @@ int post_MPI_Alltoall(Alias &alias, const CallDesc &call, const void *sendbuf, i
                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
-  sendtype = x.keep(sendtype);
+  sendtype = x.keep(sendtype, sendbuf != MPI_IN_PLACE);
   recvtype = x.keep(recvtype);
   // NOTE: under MPI_IN_PLACE the input is recvbuf itself: restoring its span before a retry restores it too.
   const int me = alias_rank(alias);
@@ -485,7 +489,7 @@ int post_MPI_Alltoallv(Alias &alias, const CallDesc &call, const void *sendbuf, 
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm) {
   Launch launch(call);
   PostState &x = launch.state();
-  sendtype = x.keep(sendtype);
+  sendtype = x.keep(sendtype, sendbuf != MPI_IN_PLACE);
   recvtype = x.keep(recvtype);
   const int me = alias_rank(alias);
   const bool in_place = sendbuf == MPI_IN_PLACE;  // then sendcounts, sdispls and sendtype are ignored

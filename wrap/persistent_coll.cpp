@@ -28,7 +28,24 @@ namespace p2p = cohort::wrap::p2p;
 
 namespace {
 
-p2p::TypeRef keep(MPI_Datatype t) { return p2p::hold_type(t); }  // (wrap/request.hpp)
+// significant: false for a datatype argument that MPI ignores at this rank (then never queried).
+p2p::TypeRef keep(MPI_Datatype t, bool significant = true) { return p2p::hold_type(t, significant); }
+
+// Which sides of a rooted call (Gather, Scatter and their v variants) MPI reads at this rank (MPI 4.0
+// sections 6.2.2, 6.5, 6.6): `root`, the root's (its receive side of a Gather, its send side of a Scatter:
+// at the root of an intracommunicator, at MPI_ROOT in an intercommunicator's root group); `member`, the
+// other side (every other rank of an intracommunicator, every rank of the other group; an intracommunicator's
+// root too unless MPI_IN_PLACE stands in for it, `root_in_place`). Neither at MPI_PROC_NULL.
+struct RootedSides {
+  bool root = false, member = false;
+};
+RootedSides rooted_sides(MPI_Comm comm, int root, bool root_in_place) {
+  int inter = 0, me = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) return {root == MPI_ROOT, root != MPI_ROOT && root != MPI_PROC_NULL};
+  PMPI_Comm_rank(comm, &me);
+  return {me == root, me != root || !root_in_place};
+}
 
 // The datatypes of a w variant's array (n of them), held as keep() holds one; none for an array the call
 // ignores (MPI_IN_PLACE's send side: its get() is then nullptr).
@@ -111,7 +128,9 @@ extern "C" int __wrap_MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Da
                                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
                                       MPI_Request *req) {
   count_call(CallId::MPI_Gather_init);
-  return record("MPI_Gather_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+  const RootedSides at = rooted_sides(comm, root, sendbuf == MPI_IN_PLACE);
+  return record("MPI_Gather_init", comm, req,
+                [=, st = keep(sendtype, at.member), rt = keep(recvtype, at.root)](MPI_Request *r) {
     return __wrap_MPI_Igather(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), root, comm, r);
   });
 }
@@ -120,7 +139,9 @@ extern "C" int __wrap_MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_D
                                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                                        MPI_Comm comm, MPI_Info, MPI_Request *req) {
   count_call(CallId::MPI_Gatherv_init);
-  return record("MPI_Gatherv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+  const RootedSides at = rooted_sides(comm, root, sendbuf == MPI_IN_PLACE);
+  return record("MPI_Gatherv_init", comm, req,
+                [=, st = keep(sendtype, at.member), rt = keep(recvtype, at.root)](MPI_Request *r) {
     return __wrap_MPI_Igatherv(sendbuf, sendcount, st->get(), recvbuf, recvcounts, displs, rt->get(), root, comm, r);
   });
 }
@@ -129,7 +150,9 @@ extern "C" int __wrap_MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_D
                                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
                                        MPI_Request *req) {
   count_call(CallId::MPI_Scatter_init);
-  return record("MPI_Scatter_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+  const RootedSides at = rooted_sides(comm, root, recvbuf == MPI_IN_PLACE);
+  return record("MPI_Scatter_init", comm, req,
+                [=, st = keep(sendtype, at.root), rt = keep(recvtype, at.member)](MPI_Request *r) {
     return __wrap_MPI_Iscatter(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), root, comm, r);
   });
 }
@@ -138,7 +161,9 @@ extern "C" int __wrap_MPI_Scatterv_init(const void *sendbuf, const int sendcount
                                         MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                         int root, MPI_Comm comm, MPI_Info, MPI_Request *req) {
   count_call(CallId::MPI_Scatterv_init);
-  return record("MPI_Scatterv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+  const RootedSides at = rooted_sides(comm, root, recvbuf == MPI_IN_PLACE);
+  return record("MPI_Scatterv_init", comm, req,
+                [=, st = keep(sendtype, at.root), rt = keep(recvtype, at.member)](MPI_Request *r) {
     return __wrap_MPI_Iscatterv(sendbuf, sendcounts, displs, st->get(), recvbuf, recvcount, rt->get(), root, comm, r);
   });
 }
@@ -147,7 +172,8 @@ extern "C" int __wrap_MPI_Allgather_init(const void *sendbuf, int sendcount, MPI
                                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
                                          MPI_Request *req) {
   count_call(CallId::MPI_Allgather_init);
-  return record("MPI_Allgather_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+  return record("MPI_Allgather_init", comm, req,
+                [=, st = keep(sendtype, sendbuf != MPI_IN_PLACE), rt = keep(recvtype)](MPI_Request *r) {
     return __wrap_MPI_Iallgather(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), comm, r);
   });
 }
@@ -156,7 +182,8 @@ extern "C" int __wrap_MPI_Allgatherv_init(const void *sendbuf, int sendcount, MP
                                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                                           MPI_Comm comm, MPI_Info, MPI_Request *req) {
   count_call(CallId::MPI_Allgatherv_init);
-  return record("MPI_Allgatherv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+  return record("MPI_Allgatherv_init", comm, req,
+                [=, st = keep(sendtype, sendbuf != MPI_IN_PLACE), rt = keep(recvtype)](MPI_Request *r) {
     return __wrap_MPI_Iallgatherv(sendbuf, sendcount, st->get(), recvbuf, recvcounts, displs, rt->get(), comm, r);
   });
 }
@@ -165,7 +192,8 @@ extern "C" int __wrap_MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_
                                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
                                         MPI_Request *req) {
   count_call(CallId::MPI_Alltoall_init);
-  return record("MPI_Alltoall_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+  return record("MPI_Alltoall_init", comm, req,
+                [=, st = keep(sendtype, sendbuf != MPI_IN_PLACE), rt = keep(recvtype)](MPI_Request *r) {
     return __wrap_MPI_Ialltoall(sendbuf, sendcount, st->get(), recvbuf, recvcount, rt->get(), comm, r);
   });
 }
@@ -175,14 +203,13 @@ extern "C" int __wrap_MPI_Alltoallv_init(const void *sendbuf, const int sendcoun
                                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
                                          MPI_Request *req) {
   count_call(CallId::MPI_Alltoallv_init);
-  return record("MPI_Alltoallv_init", comm, req, [=, st = keep(sendtype), rt = keep(recvtype)](MPI_Request *r) {
+  return record("MPI_Alltoallv_init", comm, req,
+                [=, st = keep(sendtype, sendbuf != MPI_IN_PLACE), rt = keep(recvtype)](MPI_Request *r) {
     return __wrap_MPI_Ialltoallv(sendbuf, sendcounts, sdispls, st->get(), recvbuf, recvcounts, rdispls, rt->get(), comm,
                                  r);
   });
 }
 
-// NOTE: the datatype arrays stay the program's (MPI 4.0 binds the arrays to the request: they must not
-// change while it exists; duplicating every datatype in them is not done).
 extern "C" int __wrap_MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
                                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                                          const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,

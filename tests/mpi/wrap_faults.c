@@ -1,7 +1,7 @@
 /* The fault matrix of the collectives and communicator calls: one call, run once per step, with ranks
  * killed just before it or during it, and every survivor's buffers and return codes asserted.
  *
- *   wrap_faults CALL [root=R] [expect=ok|skip|error|abort] [complete=test] [freetype] STEP...
+ *   wrap_faults CALL [root=R] [expect=ok|skip|error|abort] [complete=test] [freetype] [ignoredtype] STEP...
  *     CALL   barrier bcast reduce allreduce scan gather scatter allgather gatherv scatterv allgatherv
  *            alltoall alltoallv alltoallw reduce_scatter reduce_scatter_block exscan dup split
  *            create split_type idup dup_with_info (the communicator constructors: all on one node here, so
@@ -49,6 +49,11 @@ static MPI_Request nb_req;
  * datatype made for each step and freed right after the nonblocking call returned, as MPI allows */
 static int freetype = 0;
 static MPI_Datatype LL = MPI_LONG_LONG;
+/* ignoredtype: the datatype argument that MPI ignores at a non-root (a Gather's recvtype, a Scatter's
+ * sendtype, and their v variants') names no datatype there, as an uninitialised variable would not: a
+ * wrapper that queried it would fail or abort */
+static int ignoredtype = 0;
+static MPI_Datatype at_root_only(MPI_Datatype t);
 static int nb_complete(int rc) {
   if (freetype && LL != MPI_LONG_LONG) MPI_Type_free(&LL);  /* (LL is then MPI_DATATYPE_NULL) */
   if (rc != MPI_SUCCESS) return rc;
@@ -79,6 +84,7 @@ static int p_complete(int rc) {
 #else
 #define NB(blocking, nonblocking, ...) (nb ? nb_complete(nonblocking(__VA_ARGS__, &nb_req)) : blocking(__VA_ARGS__))
 #endif
+static MPI_Datatype at_root_only(MPI_Datatype t) { return ignoredtype && rank != root ? (MPI_Datatype)0 : t; }
 static const char *call, *expect = "ok";
 static unsigned dead = 0; /* ranks known dead before the current step (bit r) */
 static unsigned may = 0;  /* ranks dying during the current step */
@@ -210,21 +216,24 @@ static long long step(void) {
     rooted = 0;
     rc = NB(MPI_Scan, MPI_Iscan, in, out, COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   } else if (!strcmp(call, "gather")) {
-    rc = NB(MPI_Gather, MPI_Igather, sendall + rank * COUNT, COUNT, LL, all, COUNT, LL, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Gather, MPI_Igather, sendall + rank * COUNT, COUNT, LL, all, COUNT, at_root_only(LL), root,
+            MPI_COMM_WORLD);
   } else if (!strcmp(call, "scatter")) {
-    rc = NB(MPI_Scatter, MPI_Iscatter, sendall, COUNT, LL, out, COUNT, LL, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Scatter, MPI_Iscatter, sendall, COUNT, at_root_only(LL), out, COUNT, LL, root, MPI_COMM_WORLD);
   } else if (!strcmp(call, "allgather")) {
     rooted = 0;
     rc = NB(MPI_Allgather, MPI_Iallgather, sendall + rank * COUNT, COUNT, LL, all, COUNT, LL, MPI_COMM_WORLD);
   } else if (!strcmp(call, "gatherv")) {
     long long mine[COUNT];
     for (int j = 0; j < COUNT; ++j) mine[j] = block(rank, j);
-    rc = NB(MPI_Gatherv, MPI_Igatherv, mine, vcount(rank), LL, all, counts, displs, LL, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Gatherv, MPI_Igatherv, mine, vcount(rank), LL, all, counts, displs, at_root_only(LL), root,
+            MPI_COMM_WORLD);
   } else if (!strcmp(call, "scatterv")) {
     long long src[32 * (COUNT + 1)];
     for (int r = 0; r < size; ++r)
       for (int j = 0; j < vcount(r); ++j) src[vdispl(r) + j] = block(r, j);
-    rc = NB(MPI_Scatterv, MPI_Iscatterv, src, counts, displs, LL, out, vcount(rank), LL, root, MPI_COMM_WORLD);
+    rc = NB(MPI_Scatterv, MPI_Iscatterv, src, counts, displs, at_root_only(LL), out, vcount(rank), LL, root,
+            MPI_COMM_WORLD);
   } else if (!strcmp(call, "allgatherv")) {
     rooted = 0;
     long long mine[COUNT];
@@ -424,6 +433,10 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "freetype")) {
       CHECK(nb, "freetype: name the nonblocking call (i<call>)");
       freetype = 1;
+      continue;
+    }
+    if (!strcmp(argv[i], "ignoredtype")) {
+      ignoredtype = 1;
       continue;
     }
     if (!strcmp(argv[i], "complete=test")) {

@@ -52,6 +52,24 @@ foreach(call ibcast igather iscatter iallgather igatherv iscatterv iallgatherv i
     ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=${call}.posted,hit=2
     COMMAND ${_wf} ${call} freetype root=3 before:2 during:1 none)
 endforeach()
+# The rooted ones with the datatype argument that MPI ignores at a non-root naming no datatype there
+# (ignoredtype): blocking, nonblocking and (where the MPI has them) persistent, never queried by cohort.
+set(_ignoredtype_calls gather scatter gatherv scatterv igather iscatter igatherv iscatterv)
+if(COHORT_HAVE_PERSISTENT_COLL)
+  list(APPEND _ignoredtype_calls "igather persistent" "iscatterv persistent")
+endif()
+foreach(args IN LISTS _ignoredtype_calls)
+  separate_arguments(_args UNIX_COMMAND "${args}")
+  list(GET _args 0 call)
+  string(REPLACE " " "_" name "${args}")
+  set(hit 2)
+  if(args MATCHES "persistent")
+    set(hit 3)  # two starts per step: the second step's first
+  endif()
+  cohort_mpi_test(wrap.fault.${name}.ignoredtype PART wrap NP 4 TIMEOUT 60 PASS 2
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=${call}.posted,hit=${hit}
+    COMMAND ${_wf} ${_args} ignoredtype root=3 before:2 during:1 none)
+endforeach()
 
 # MPI 4.0's persistent collectives (wrap/persistent_coll.cpp), where the MPI has them (MPICH 4, Open MPI 5):
 # the same matrix on MPI_<Call>_init, each step's request started and completed twice, so the hook of the

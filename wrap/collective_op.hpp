@@ -60,7 +60,10 @@ class CollectiveOp {
   /// With a confirmation window W > 1 (wrap/confirm_window.hpp) every agreement on the alias, this one's
   /// included, gives the count of calls the rank completed (count_code), since ranks may be up to W calls
   /// apart; call this before the first step.
-  void use_counts() { counts_ = true; }
+  void use_counts(int w) {
+    counts_ = true;
+    window_size_ = w;
+  }
   bool counts() const { return counts_; }
   /// A call whose completion on one rank proves that every member entered it, and that has no result a
   /// survivor could miss (a blocking Barrier): it returns once its request completed, with no
@@ -70,11 +73,15 @@ class CollectiveOp {
   void self_confirming() { self_confirming_ = true; }
   /// Calls completed on this rank as counted by count_code: the call number, plus one once it completed.
   unsigned long long count() const { return call_no_ + (completed_ ? 1 : 0); }
+  /// use_counts's W (1 without).
+  int window_size() const { return window_size_; }
   /// The agreement input of this rank (window_code of its call number and whether its request completed;
   /// count_code of call_no + completed with use_counts).
-  int agreement_code() const {
-    return counts_ ? count_code(call_no_ + (completed_ ? 1 : 0)) : window_code(call_no_, completed_);
+  AgreementCode agreement_code() const {
+    return counts_ ? count_code(call_no_ + (completed_ ? 1 : 0), window_size_) : window_code(call_no_, completed_);
   }
+  /// Words of agreement_code() the survivors agree on (one without use_counts: window_code is one int).
+  int code_words() const { return counts_ ? cohort::wrap::code_words(window_size_) : 1; }
   /// The last agreement's reading, for log lines.
   Window window() const { return window_; }
 
@@ -118,17 +125,18 @@ class CollectiveOp {
   /// code: the agreed AND of agreement_code(); ok: the agreement returned MPI_SUCCESS (otherwise the
   /// attempt counts as not completed everywhere); failures: the agreed failed set is not empty; root_lost:
   /// an all-to-one call's root is in that set (its result is lost with it).
-  void agreed(int code, bool ok, bool failures, bool root_lost) {
+  void agreed(const AgreementCode &code, bool ok, bool failures, bool root_lost) {
     bool all_completed = false;
     if (counts_) {
       // Every survivor completed this call iff the lowest count is past it; a rank that is past it while
       // others are not has not returned from it (only deferred calls return unconfirmed, and a settled
       // window precedes this one), so the call is retried by all.
       CompletedSpan span;
-      window_ = read_span(code, call_no_ + (completed_ ? 1 : 0), &span) ? Window::same_call : Window::inconsistent;
+      window_ = read_span(code, call_no_ + (completed_ ? 1 : 0), &span, window_size_) ? Window::same_call
+                                                                                       : Window::inconsistent;
       all_completed = window_ == Window::same_call && span.low >= call_no_ + 1;
     } else {
-      window_ = read_window(code, call_no_, &all_completed);
+      window_ = read_window(code.word[0], call_no_, &all_completed);
     }
     all_completed = all_completed && ok;
     switch (window_) {
@@ -179,6 +187,7 @@ class CollectiveOp {
   Window window_ = Window::same_call;
   int attempt_ = 0, sub_size_ = 0, request_rc_ = 0;
   bool completed_ = false, posted_ = false, counts_ = false, self_confirming_ = false;
+  int window_size_ = 1;  ///< use_counts's W
 };
 
 }  // namespace cohort::wrap

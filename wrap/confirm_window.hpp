@@ -17,9 +17,10 @@
 // completed them: two survivors' counts of completed calls differ by at most W (W = 1: today's "one call
 // apart").
 //
-// On a failure the survivors agree (repair::agree, a bitwise AND) on agreement_code(): bit
-// (completed count mod kPositions) cleared. read() turns the AND into the lowest and highest completed
-// count among the contributors (the Span). Then, on every survivor:
+// On a failure the survivors agree (repair::agree, a bitwise AND, one int after the other: one for
+// W <= 15, two up to 31, three up to 47, four up to 63) on agreement_code(): bit (completed count mod
+// code_positions(W)) cleared. read() turns the AND into the lowest and highest completed count among the
+// contributors (the Span). Then, on every survivor:
 //   - calls < low completed everywhere: nothing to do;
 //   - calls in [low, completed()) completed here: this rank replays them at once from its log (it holds
 //     the result the others lack), outputs into scratch, never into the program's buffers;
@@ -39,6 +40,7 @@
 // Not thread-safe: collectives on one communicator are serialised (MPI's rule), and so is the window.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <utility>
@@ -46,14 +48,33 @@
 
 namespace cohort::wrap {
 
-/// The largest window (COHORT_CONFIRM_WINDOW): the agreement code, one int (MPIX_Comm_agree's), has room
-/// for 2 (kMaxWindow + 1) counts.
-constexpr int kMaxWindow = 15;
-/// Positions in the agreement code (bits 0 .. kPositions - 1).
-constexpr int kPositions = 2 * (kMaxWindow + 1);
-static_assert(kPositions <= 32, "the agreement code is one 32-bit int");
-/// The bits of the positions.
-constexpr std::uint32_t kPositionBits = static_cast<std::uint32_t>((std::uint64_t{1} << kPositions) - 1);
+/// The largest window (COHORT_CONFIRM_WINDOW).
+constexpr int kMaxWindow = 63;
+/// Positions (bits) of window w's agreement code, in whole words of 32: at least 2 (w + 1), so that the arc
+/// of the survivors' counts (they differ by at most w: w + 1 positions) is told apart from the rest of the
+/// circle. 32 (one int, MPIX_Comm_agree's) for w <= 15, 64 for w <= 31, 96 for w <= 47, 128 for w <= 63.
+constexpr int code_positions(int w) { return 32 * ((2 * (w + 1) + 31) / 32); }
+/// Words (ints) that carry window w's code: repair::agree agrees on one int at a time.
+constexpr int code_words(int w) { return code_positions(w) / 32; }
+constexpr int kCodeWords = code_words(kMaxWindow);
+
+/// An agreement code, or the agreed AND of several: word k holds positions 32 k .. 32 k + 31. Made from one
+/// int (the driver's window_code at W = 1, or a one-word count code) it is that int with every other bit set.
+struct AgreementCode {
+  std::array<int, kCodeWords> word;
+  AgreementCode(int first = -1) {  // NOLINT: implicit, so that a one-word code is an int
+    word.fill(-1);
+    word[0] = first;
+  }
+  AgreementCode &operator&=(const AgreementCode &o) {
+    for (int k = 0; k < kCodeWords; ++k) word[k] &= o.word[k];
+    return *this;
+  }
+  friend AgreementCode operator&(AgreementCode a, const AgreementCode &b) { return a &= b; }
+  friend bool operator==(const AgreementCode &a, const AgreementCode &b) { return a.word == b.word; }
+  /// Position p's bit is cleared (some contributor's count is at p).
+  bool cleared(int p) const { return ((static_cast<std::uint32_t>(word[p / 32]) >> (p % 32)) & 1u) == 0; }
+};
 
 /// The lowest and highest count of completed calls among the ranks that contributed to an agreement.
 struct CompletedSpan {
@@ -66,34 +87,38 @@ enum class Role {
   replay,  ///< some survivor completed j: take its result (a replay), run the call only if no holder is left
 };
 
-/// The agreement input of a rank that completed `completed` calls: bits 0 .. kPositions - 1 all set but
-/// bit completed % kPositions; higher bits (if any) set.
-inline int count_code(std::uint64_t completed) {
-  return static_cast<int>(~(std::uint32_t{1} << (completed % kPositions)));
+/// The agreement input of a rank that completed `completed` calls at window w: every bit set but position
+/// completed % code_positions(w).
+inline AgreementCode count_code(std::uint64_t completed, int w = 1) {
+  AgreementCode c;
+  const int p = static_cast<int>(completed % static_cast<std::uint64_t>(code_positions(w)));
+  c.word[p / 32] = static_cast<int>(~(std::uint32_t{1} << (p % 32)));
+  return c;
 }
 
-/// Reads the agreed AND of count_code() at a rank that completed `mine` calls: the lowest and highest
+/// Reads the agreed AND of count_code(·, w) at a rank that completed `mine` calls: the lowest and highest
 /// count among the contributors. False when the counts do not fit one window (a defect: more than
-/// kMaxWindow apart).
-inline bool read_span(int agreed, std::uint64_t mine, CompletedSpan *span) {
-  std::uint32_t cleared = ~static_cast<std::uint32_t>(agreed) & kPositionBits;
-  if (cleared == 0) return false;  // my own bit is always cleared
-  // The cleared positions lie on an arc of at most kMaxWindow + 1 positions (half the circle): it starts
-  // at the first cleared position after the longest run of set ones.
+/// code_positions(w) / 2 - 1 apart).
+inline bool read_span(const AgreementCode &agreed, std::uint64_t mine, CompletedSpan *span, int w = 1) {
+  const int n = code_positions(w);
+  auto cleared = [&](int p) { return agreed.cleared(((p % n) + n) % n); };
+  bool any = false;
+  for (int p = 0; p < n && !any; ++p) any = cleared(p);
+  if (!any) return false;  // my own position is always cleared
+  // The cleared positions lie on an arc of at most n / 2 positions (half the circle): it starts at the
+  // first cleared position after the longest run of set ones.
   int best_start = -1, best_len = -1;
-  for (int p = 0; p < kPositions; ++p) {
-    bool set = !(cleared & (std::uint32_t{1} << p)),
-         prev_cleared = cleared & (std::uint32_t{1} << ((p + kPositions - 1) % kPositions));
-    if (!set || !prev_cleared) continue;
+  for (int p = 0; p < n; ++p) {
+    if (cleared(p) || !cleared(p - 1)) continue;  // a run of set positions starts at p
     int len = 0;
-    while (len < kPositions && !(cleared & (std::uint32_t{1} << ((p + len) % kPositions)))) ++len;
-    if (len > best_len) best_len = len, best_start = (p + len) % kPositions;
+    while (len < n && !cleared(p + len)) ++len;
+    if (len > best_len) best_len = len, best_start = (p + len) % n;
   }
   if (best_start < 0) return false;  // everything cleared
-  int arc = kPositions - best_len;   // from best_start, arc positions cover every cleared one
-  if (arc > kMaxWindow + 1) return false;
-  int me = static_cast<int>(mine % kPositions);
-  int below = (me - best_start + kPositions) % kPositions;  // mine - low
+  const int arc = n - best_len;      // from best_start, arc positions cover every cleared one
+  if (arc > n / 2) return false;
+  const int me = static_cast<int>(mine % static_cast<std::uint64_t>(n));
+  const int below = (me - best_start + n) % n;  // mine - low
   if (below >= arc) return false;
   span->low = mine - static_cast<std::uint64_t>(below);
   span->high = span->low + static_cast<std::uint64_t>(arc - 1);
@@ -186,11 +211,15 @@ class ConfirmWindowT {
 
   // ---- Recovery ----
 
-  /// The agreement input: bits 0 .. kPositions - 1 all set but bit completed() % kPositions; higher bits set.
-  int agreement_code() const { return count_code(completed_); }
+  /// The agreement input: every bit set but position completed() % code_positions(size()).
+  AgreementCode agreement_code() const { return count_code(completed_, w_); }
+  /// Words of agreement_code() that the survivors agree on (the others are all set everywhere).
+  int code_words() const { return cohort::wrap::code_words(w_); }
 
   /// Reads the agreed AND of agreement_code() at this rank (read_span). False: a defect (see read_span).
-  bool read(int agreed, CompletedSpan *span) const { return read_span(agreed, completed_, span); }
+  bool read(const AgreementCode &agreed, CompletedSpan *span) const {
+    return read_span(agreed, completed_, span, w_);
+  }
 
   /// After the agreement (and the shrink): hands over the logged calls this rank must replay now, as a
   /// holder ([span.low, completed()), in call order; a Barrier has no entry: nobody replays it); calls up to

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <vector>
 
@@ -207,13 +208,13 @@ int replay(Alias &alias, std::uint64_t j, const Record &rec, void *result);
 // calls that others may miss. Returns MPI_SUCCESS or an MPI error of the shrink.
 int recover(Alias &alias, State &st, const char *call) {
   const Substitute &sub = alias.current();
-  int code = st.win.agreement_code();
+  AgreementCode code = st.win.agreement_code();
   std::vector<int> failed;
-  repair::agree(sub.comm, &code, &failed);
+  agree_code(sub.comm, &code, st.win.code_words(), &failed);
   CompletedSpan span{st.win.completed(), st.win.completed()};
   if (!st.win.read(code, &span)) {
-    COHORT_LOG_ERROR("%s: survivors further apart than the confirmation window (agreed code %#x)", call,
-                     static_cast<unsigned>(code));
+    COHORT_LOG_ERROR("%s: survivors further apart than the confirmation window (agreed code %#x...)", call,
+                     static_cast<unsigned>(code.word[0]));
   }
   COHORT_LOG_INFO("%s: survivors completed %llu to %llu calls (this rank %llu); replaying what others miss", call,
                   static_cast<unsigned long long>(span.low), static_cast<unsigned long long>(span.high),
@@ -419,6 +420,19 @@ void report_idle() {
     report(a, st, false);
     mark_settled(st);
   });
+}
+
+int agree_code(MPI_Comm comm, AgreementCode *code, int words, std::vector<int> *failed) {
+  int rc = MPI_SUCCESS;
+  failed->clear();
+  for (int k = 0; k < words; ++k) {
+    std::vector<int> f, all;
+    const int r = repair::agree(comm, &code->word[k], &f);
+    if (rc == MPI_SUCCESS) rc = r;
+    std::set_union(failed->begin(), failed->end(), f.begin(), f.end(), std::back_inserter(all));
+    failed->swap(all);
+  }
+  return rc;
 }
 
 void note_span(Alias &alias, const CompletedSpan &span) {

@@ -55,7 +55,7 @@
 
 namespace cohort::wrap::deferred {
 
-/// COHORT_CONFIRM_WINDOW: calls that may be unconfirmed per communicator, 1 .. kMaxWindow; 1 confirms
+/// COHORT_CONFIRM_WINDOW: calls that may be unconfirmed per communicator, 1 .. kMaxWindow (63); 1 confirms
 /// every collective before it returns (cohort's behaviour before windows). Read once.
 int window();
 /// COHORT_CONFIRM_MAX_BYTES: the largest payload (bytes per rank) confirmed late; 0 .. 1 MiB.
@@ -118,6 +118,10 @@ int run(Alias &alias, const CallDesc &call, PostFn post);
 void settle(Alias &alias);
 /// settle() on every communicator with pending confirmations except `except`.
 void settle_all(const Alias *except);
+/// Agrees on the first `words` words of *code over comm's survivors (repair::agree, one word after the
+/// other): on return each of those words is the survivors' AND, and *failed the union of the agreed failed
+/// sets (ranks of comm, ascending). Returns MPI_SUCCESS or the first agreement's error. Collective over comm.
+int agree_code(MPI_Comm comm, AgreementCode *code, int words, std::vector<int> *failed);
 /// A counts-mode agreement of the driver (wrap/collective_op.hpp use_counts) read `span` on alias: the
 /// calls in it that this rank has not completed become replays.
 void note_span(Alias &alias, const CompletedSpan &span);

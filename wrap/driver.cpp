@@ -281,7 +281,7 @@ OpAdapter::OpAdapter(Alias &alias, const CallDesc &call) : OpAdapter(alias, call
 
 OpAdapter::OpAdapter(Alias &alias, const CallDesc &call, unsigned long long call_no)
     : alias_(alias), call_(call), op_(call_no, call.shape == Shape::communicator) {
-  if (deferred::window() > 1) op_.use_counts();
+  if (deferred::window() > 1) op_.use_counts(deferred::window());
 #if !defined(COHORT_USE_ULFM)
   // (kept off under the ulfm backend, where joining goes through ULFM's revocation: not tested there)
   else if (call.self_confirming) self_confirming_ = true;
@@ -457,14 +457,16 @@ bool OpAdapter::step(PostFn post, bool wait_) {
     case OpAction::agree: {
       if (BeforeAgree hook = g_before_agree.load(std::memory_order_acquire)) hook(alias_);
       agreed_code_ = op_.agreement_code();
-      int rc = repair::agree(sub_->comm, &agreed_code_, &failed_);
+      int rc = deferred::agree_code(sub_->comm, &agreed_code_, op_.code_words(), &failed_);
       // NOTE: for an all-to-one call, "completed everywhere" only says the survivors delivered their
       // data; if the root is in the agreed failed set, the result is lost with it and the policy decides.
       bool root_lost = call_.output_at_root && sub_root_ >= 0 &&
                        std::binary_search(failed_.begin(), failed_.end(), sub_root_);
       op_.agreed(agreed_code_, rc == MPI_SUCCESS, !failed_.empty(), root_lost);
       CompletedSpan span;
-      if (op_.counts() && read_span(agreed_code_, op_.count(), &span)) deferred::note_span(alias_, span);
+      if (op_.counts() && read_span(agreed_code_, op_.count(), &span, op_.window_size())) {
+        deferred::note_span(alias_, span);
+      }
       return true;
     }
     case OpAction::shrink:
@@ -494,8 +496,8 @@ int OpAdapter::result() {
     case OpOutcome::error: return alias_.return_error(out.rc, *sub_);
     case OpOutcome::policy: return out.rc;
     case OpOutcome::inconsistent:
-      COHORT_LOG_ERROR("%s: survivors more than one call apart (agreed code %#x); returning MPI_ERR_OTHER",
-                       call_.name, static_cast<unsigned>(agreed_code_));
+      COHORT_LOG_ERROR("%s: survivors more than one call apart (agreed code %#x...); returning MPI_ERR_OTHER",
+                       call_.name, static_cast<unsigned>(agreed_code_.word[0]));
       break;
     case OpOutcome::no_progress:
       COHORT_LOG_ERROR("%s: no progress after %d attempts; returning MPI_ERR_OTHER", call_.name, op_.attempt() + 1);

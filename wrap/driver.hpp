@@ -303,7 +303,8 @@ class OpAdapter {
   CallDesc call_;
   CollectiveOp op_;
   const Substitute *sub_ = nullptr;
-  int sub_root_ = -1, agreed_code_ = 0;
+  int sub_root_ = -1;
+  AgreementCode agreed_code_;
   MPI_Request req_ = MPI_REQUEST_NULL, confirm_ = MPI_REQUEST_NULL;
   // The call and its confirmation when they run on point-to-point schedules (wrap/small_coll.hpp) instead
   // of req_ and confirm_.

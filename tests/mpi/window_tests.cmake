@@ -1,6 +1,6 @@
 # --- deferred confirmation (issue 14, wrap/deferred.hpp): a loop of small Barrier/Bcast/Reduce/Allreduce
-# (tests/mpi/wrap_window.c) with a rank killed while calls are unconfirmed, at COHORT_CONFIRM_WINDOW 1, 2
-# 4 and 15 (the largest): right after it returned from its 5th call with a confirmation pending (hook confirm.deferred; at
+# (tests/mpi/wrap_window.c) with a rank killed while calls are unconfirmed, at COHORT_CONFIRM_WINDOW 1, 2,
+# 4, 15 (the largest with a one-int agreement code), 40 (three ints) and 63 (the largest, four): right after it returned from its 5th call with a confirmation pending (hook confirm.deferred; at
 # W = 1, where nothing is left pending, inside its 5th confirming barrier), a Bcast root that runs ahead of
 # lagging receivers and dies, and survivors at different window positions (one lagging rank). Every
 # survivor's buffers must match the uniform outcome. 4 ranks under both MPIs. Fault-free loops of each kind
@@ -16,7 +16,7 @@ set(_ww $<TARGET_FILE:wrap_window>)
 cohort_mpi_test(wrap.window.w1.mixed_killed_unconfirmed PART wrap NP 4 TIMEOUT 60 PASS 3
   ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=1 COHORT_INJECT_FAILURE=rank=1,at=confirm.posted,hit=5
   COMMAND ${_ww} 40 mixed)
-foreach(w 2 4 15)
+foreach(w 2 4 15 40 63)
   cohort_mpi_test(wrap.window.w${w}.mixed_killed_unconfirmed PART wrap NP 4 TIMEOUT 60 PASS 3
     ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=${w} COHORT_INJECT_FAILURE=rank=1,at=confirm.deferred,hit=5
     COMMAND ${_ww} 40 mixed)
@@ -27,7 +27,21 @@ foreach(w 2 4 15)
     ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=${w} COHORT_INJECT_FAILURE=rank=1,at=confirm.deferred,hit=7
     COMMAND ${_ww} 40 mixed lag=3)
 endforeach()
+# Wide windows: a Bcast root 30 calls ahead of every receiver when it dies (W = 40); survivors up to W calls
+# apart (rank 3 lags, rank 1 dies after 30 (W = 40) or 50 (W = 63) calls; the log shows e.g. "survivors
+# completed 2 to 40 calls"): their counts span two to four ints of the agreement code.
+cohort_mpi_test(wrap.window.w40.bcast_root_far_ahead_dies PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=40 COHORT_INJECT_FAILURE=rank=0,at=confirm.deferred,hit=30
+  COMMAND ${_ww} 60 bcast lag=1+2+3)
+cohort_mpi_test(wrap.window.w40.positions_far_apart PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=40 COHORT_INJECT_FAILURE=rank=1,at=confirm.deferred,hit=30
+  COMMAND ${_ww} 60 bcast lag=3)
+cohort_mpi_test(wrap.window.w63.positions_far_apart PART wrap NP 4 TIMEOUT 60 PASS 3
+  ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=63 COHORT_INJECT_FAILURE=rank=1,at=confirm.deferred,hit=50
+  COMMAND ${_ww} 90 bcast lag=3)
 foreach(np 2 4)
+  cohort_mpi_test(wrap.window.w63.np${np}.fault_free_mixed PART wrap NP ${np} TIMEOUT 60 PASS ${np}
+    ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=63 COMMAND ${_ww} 200 mixed)
   foreach(kind mixed allreduce reduce barrier)
     cohort_mpi_test(wrap.window.w8.np${np}.fault_free_${kind} PART wrap NP ${np} TIMEOUT 60 PASS ${np}
       ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=8 COMMAND ${_ww} 200 ${kind})

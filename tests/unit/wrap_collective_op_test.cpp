@@ -191,7 +191,7 @@ TEST(CollectiveOp, SelfConfirmingCallBehindOthersThatReturnedCompletesAfterTheSh
 
 TEST(CollectiveOp, SelfConfirmingIsOffWithCounts) {
   CollectiveOp op(6, false);
-  op.use_counts();
+  op.use_counts(4);
   op.self_confirming();
   post_first(op);
   op.completed(0, false);
@@ -258,37 +258,59 @@ TEST(CollectiveOp, InconsistentWindowIsReported) {
 // With a confirmation window (use_counts), the agreement carries counts of completed calls
 // (wrap/confirm_window.hpp): a call finishes only if every contributor completed it.
 TEST(CollectiveOp, CountsEveryoneCompletedFinishes) {
-  CollectiveOp op(6, false);
-  op.use_counts();
-  post_first(op);
-  op.completed(0, true);
-  ASSERT_EQ(op.next(), OpAction::agree);
-  EXPECT_EQ(op.agreement_code(), count_code(7));
-  op.agreed(count_code(7) & count_code(8), true, true, false);  // another is past it, in its next call
-  ASSERT_EQ(op.next(), OpAction::shrink);
-  EXPECT_FALSE(op.retry_pending());
-  op.shrunk(0);
-  EXPECT_EQ(op.outcome().kind, OpOutcome::success);
+  for (int w : {2, 15, 16, 31, 32, kMaxWindow}) {
+    CollectiveOp op(6, false);
+    op.use_counts(w);
+    EXPECT_EQ(op.code_words(), code_words(w));
+    post_first(op);
+    op.completed(0, true);
+    ASSERT_EQ(op.next(), OpAction::agree);
+    EXPECT_EQ(op.agreement_code(), count_code(7, w));
+    op.agreed(count_code(7, w) & count_code(8, w), true, true, false);  // another is past it, in its next call
+    ASSERT_EQ(op.next(), OpAction::shrink) << w;
+    EXPECT_FALSE(op.retry_pending());
+    op.shrunk(0);
+    EXPECT_EQ(op.outcome().kind, OpOutcome::success);
+  }
 }
 
 TEST(CollectiveOp, CountsSomeoneShortRetries) {
-  CollectiveOp op(6, false);
-  op.use_counts();
-  post_first(op);
-  op.completed(0, true);
-  op.agreed(count_code(7) & count_code(6), true, true, false);  // another never completed call 6
-  ASSERT_EQ(op.next(), OpAction::shrink);
-  EXPECT_TRUE(op.retry_pending());
+  for (int w : {2, 15, 16, 31, 32, kMaxWindow}) {
+    CollectiveOp op(6, false);
+    op.use_counts(w);
+    post_first(op);
+    op.completed(0, true);
+    op.agreed(count_code(7, w) & count_code(6, w), true, true, false);  // another never completed call 6
+    ASSERT_EQ(op.next(), OpAction::shrink) << w;
+    EXPECT_TRUE(op.retry_pending());
+  }
+}
+
+// Others up to W calls behind, at any window: one word (W <= 15), two, four.
+TEST(CollectiveOp, CountsAWindowBehindRetry) {
+  for (int w : {2, 15, 16, 31, 32, kMaxWindow}) {
+    const unsigned long long me = 100;
+    CollectiveOp op(me - 1, false);
+    op.use_counts(w);
+    post_first(op);
+    op.completed(0, true);
+    op.agreed(count_code(me, w) & count_code(me - static_cast<unsigned long long>(w), w), true, true, false);
+    ASSERT_EQ(op.window(), Window::same_call) << w;
+    ASSERT_EQ(op.next(), OpAction::shrink) << w;
+    EXPECT_TRUE(op.retry_pending());
+  }
 }
 
 TEST(CollectiveOp, CountsTooFarApartAreInconsistent) {
-  CollectiveOp op(6, false);
-  op.use_counts();
-  post_first(op);
-  op.broken();
-  op.agreed(count_code(6) & count_code(6 + kMaxWindow + 1), true, true, false);
-  ASSERT_EQ(op.next(), OpAction::done);
-  EXPECT_EQ(op.outcome().kind, OpOutcome::inconsistent);
+  for (int w : {2, 15, 16, 31, 32, kMaxWindow}) {
+    CollectiveOp op(6, false);
+    op.use_counts(w);
+    post_first(op);
+    op.broken();
+    op.agreed(count_code(6, w) & count_code(6 + static_cast<unsigned>(code_positions(w) / 2), w), true, true, false);
+    ASSERT_EQ(op.next(), OpAction::done) << w;
+    EXPECT_EQ(op.outcome().kind, OpOutcome::inconsistent);
+  }
 }
 
 }  // namespace

@@ -51,29 +51,50 @@ TEST(ConfirmWindow, TheWindowFillsAndABarrierEmptiesIt) {
 }
 
 TEST(ConfirmWindow, ReadsTheSpanAcrossTheWrapOfTheCode) {
-  for (std::uint64_t base = 0; base < 3 * kPositions; ++base) {
-    for (int spread = 0; spread <= kMaxWindow; ++spread) {
-      ConfirmWindow lo(kMaxWindow), hi(kMaxWindow);
-      for (std::uint64_t j = 0; j < base; ++j) lo.completed(j, true);
-      for (std::uint64_t j = 0; j < base + spread; ++j) hi.completed(j, true);
-      int agreed = lo.agreement_code() & hi.agreement_code();
-      CompletedSpan a, b;
-      ASSERT_TRUE(lo.read(agreed, &a));
-      ASSERT_TRUE(hi.read(agreed, &b));
-      EXPECT_EQ(a.low, base);
-      EXPECT_EQ(a.high, base + spread);
-      EXPECT_EQ(b.low, a.low);
-      EXPECT_EQ(b.high, a.high);
+  // one word (W <= 15), two (W <= 31), three (W <= 47), four (W <= 63)
+  for (int w : {15, 16, 31, 32, 47, 48, kMaxWindow}) {
+    const int positions = code_positions(w);
+    for (std::uint64_t base = 0; base < 3 * static_cast<std::uint64_t>(positions); ++base) {
+      for (int spread = 0; spread <= w; ++spread) {
+        ConfirmWindow lo(w), hi(w);
+        for (std::uint64_t j = 0; j < base; ++j) lo.completed(j, true);
+        for (std::uint64_t j = 0; j < base + spread; ++j) hi.completed(j, true);
+        AgreementCode agreed = lo.agreement_code() & hi.agreement_code();
+        CompletedSpan a, b;
+        ASSERT_TRUE(lo.read(agreed, &a)) << w;
+        ASSERT_TRUE(hi.read(agreed, &b)) << w;
+        EXPECT_EQ(a.low, base);
+        EXPECT_EQ(a.high, base + spread);
+        EXPECT_EQ(b.low, a.low);
+        EXPECT_EQ(b.high, a.high);
+      }
     }
   }
 }
 
-TEST(ConfirmWindow, RefusesCountsOneFurtherApartThanTheLargestWindow) {
-  // (wider spreads alias onto narrower ones: the protocol keeps survivors within W <= kMaxWindow)
-  ConfirmWindow lo(1), hi(1);
-  for (std::uint64_t j = 0; j < kMaxWindow + 1; ++j) hi.completed(j, true);
-  CompletedSpan s;
-  EXPECT_FALSE(lo.read(lo.agreement_code() & hi.agreement_code(), &s));
+TEST(ConfirmWindow, CodeWordsByWindow) {
+  EXPECT_EQ(code_words(1), 1);
+  EXPECT_EQ(code_words(15), 1);
+  EXPECT_EQ(code_words(16), 2);
+  EXPECT_EQ(code_words(31), 2);
+  EXPECT_EQ(code_words(32), 3);
+  EXPECT_EQ(code_words(47), 3);
+  EXPECT_EQ(code_words(48), 4);
+  EXPECT_EQ(code_words(kMaxWindow), kCodeWords);
+  // A one-word code leaves the other words all set: agreeing on the first word alone is enough.
+  AgreementCode c = count_code(40, 15);
+  for (int k = 1; k < kCodeWords; ++k) EXPECT_EQ(c.word[k], -1);
+  EXPECT_EQ(count_code(40, 63).word[1], static_cast<int>(~(1u << 8)));
+}
+
+TEST(ConfirmWindow, RefusesCountsOneFurtherApartThanTheCodeTells) {
+  // (wider spreads alias onto narrower ones: the protocol keeps survivors within W)
+  for (int w : {1, 15, 31, kMaxWindow}) {
+    ConfirmWindow lo(w), hi(w);
+    for (int j = 0; j < code_positions(w) / 2; ++j) hi.completed(static_cast<std::uint64_t>(j), true);
+    CompletedSpan s;
+    EXPECT_FALSE(lo.read(lo.agreement_code() & hi.agreement_code(), &s)) << w;
+  }
 }
 
 TEST(ConfirmWindow, RecoveryHandsOverTheCallsOthersMiss) {
@@ -85,7 +106,7 @@ TEST(ConfirmWindow, RecoveryHandsOverTheCallsOthersMiss) {
   behind.completed(0, false);
   ahead.confirmed(0);
   behind.confirmed(0);
-  int agreed = ahead.agreement_code() & behind.agreement_code();
+  AgreementCode agreed = ahead.agreement_code() & behind.agreement_code();
   CompletedSpan s;
   ASSERT_TRUE(behind.read(agreed, &s));
   EXPECT_EQ(s.low, 1u);
@@ -292,7 +313,7 @@ void check_recovery(Job &job, int w, const char *where) {
   ASSERT_LE(hi - lo, static_cast<std::uint64_t>(w)) << "ranks further apart than the window";
   // The dead rank contributed to the agreement or not (it died before or after sending its part).
   for (bool dead_contributes : {false, true}) {
-    int agreed = ~0;
+    AgreementCode agreed;
     for (int r = 0; r < n; ++r) {
       if (job.ranks[r].alive || dead_contributes) agreed &= job.ranks[r].w.agreement_code();
     }
@@ -340,10 +361,10 @@ void check_recovery(Job &job, int w, const char *where) {
 
 TEST(ConfirmWindowJob, FaultFreeRanksStayWithinTheWindow) {
   for (int n : {2, 3, 5}) {
-    for (int w : {1, 2, 3, 8, kMaxWindow}) {
+    for (int w : {1, 2, 3, 8, 15, 24, 40, kMaxWindow}) {
       for (unsigned seed = 0; seed < 30; ++seed) {
         std::mt19937 rng(seed);
-        Job job(n, w, random_program(rng, n, 40), seed);
+        Job job(n, w, random_program(rng, n, 40 + 3 * w), seed);
         for (;;) {
           int moved = job.run(1);
           std::uint64_t lo = UINT64_MAX, hi = 0;
@@ -405,32 +426,55 @@ TEST(ConfirmWindow, AllToAllCallsNeedNoRegularReport) {
   EXPECT_TRUE(two.report_due());
 }
 
+// Runs `program` once per crash point (every `stride`-th step, every victim) and checks each recovery.
+// Returns the recoveries checked; stops at the first fatal failure.
+int crash_at_every_step(int n, int w, const std::vector<Call> &program, unsigned seed, int stride) {
+  int checked = 0;
+  const int total = Job(n, w, program, seed).run(1 << 20);
+  for (int at = 0; at <= total; at += stride) {
+    for (int victim = 0; victim < n; ++victim) {
+      Job job(n, w, program, seed);
+      job.run(at);
+      job.ranks[victim].alive = false;
+      job.crashed = victim;
+      job.run(1 << 20);  // the survivors go on until they need the dead rank (then they detect it)
+      char where[96];
+      std::snprintf(where, sizeof where, "n %d w %d seed %u crash at step %d of rank %d", n, w, seed, at, victim);
+      check_recovery(job, w, where);
+      if (::testing::Test::HasFatalFailure()) return checked;
+      ++checked;
+    }
+  }
+  return checked;
+}
+
 TEST(ConfirmWindowJob, CrashAtEveryStep) {
   int checked = 0;
   for (int n : {2, 3, 4}) {
     for (int w : {1, 2, 3, kMaxWindow}) {
       for (unsigned seed = 0; seed < 6; ++seed) {
         std::mt19937 prng(seed * 31 + n);
-        std::vector<Call> program = random_program(prng, n, 14);
-        int total = Job(n, w, program, seed).run(1 << 20);
-        for (int at = 0; at <= total; ++at) {
-          for (int victim = 0; victim < n; ++victim) {
-            Job job(n, w, program, seed);
-            job.run(at);
-            job.ranks[victim].alive = false;
-            job.crashed = victim;
-            job.run(1 << 20);  // the survivors go on until they need the dead rank (then they detect it)
-            char where[96];
-            std::snprintf(where, sizeof where, "n %d w %d seed %u crash at step %d of rank %d", n, w, seed, at, victim);
-            check_recovery(job, w, where);
-            if (HasFatalFailure()) return;
-            ++checked;
-          }
-        }
+        checked += crash_at_every_step(n, w, random_program(prng, n, 14), seed, 1);
+        if (HasFatalFailure()) return;
       }
     }
   }
   EXPECT_GT(checked, 1000);
+}
+
+// The same with windows of two and four code words, on programs long enough to fill them.
+TEST(ConfirmWindowJob, CrashAtEveryStepWideWindows) {
+  int checked = 0;
+  for (int n : {2, 3}) {
+    for (int w : {20, kMaxWindow}) {
+      for (unsigned seed = 0; seed < 2; ++seed) {
+        std::mt19937 prng(seed * 31 + n);
+        checked += crash_at_every_step(n, w, random_program(prng, n, 2 * w + 10), seed, 3);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
 }
 
 }  // namespace

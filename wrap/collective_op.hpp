@@ -109,11 +109,15 @@ class CollectiveOp {
   }
   void hooked() { action_ = posted_ ? OpAction::poll : OpAction::agree; }
   /// rc: MPI's code for this rank's completed request (kept for the outcome); failure_known: a member of
-  /// the substitute is known dead now (then the survivors agree instead of confirming).
+  /// the substitute is known dead now (then the survivors agree instead of confirming). A self-confirming
+  /// call returns all the same: its completion proves every member entered it, whoever died since, and
+  /// agreeing instead would wait for members that returned from it already and may not come back to MPI
+  /// for long (one polling cohort_is_alive outside MPI kept p2p.killed_during_call waiting for good, under
+  /// CPU load, when this rank learned of the death before its MPI progressed the dead rank's last message).
   void completed(int rc, bool failure_known) {
     completed_ = true;
     if (rc != 0 && request_rc_ == 0) request_rc_ = rc;
-    if (!communicator_ && !failure_known && self_confirming_ && !counts_) return finish(OpOutcome::success, request_rc_);
+    if (!communicator_ && self_confirming_ && !counts_) return finish(OpOutcome::success, request_rc_);
     action_ = (!communicator_ && !failure_known) ? OpAction::confirm : OpAction::agree;
   }
   /// A member died before this rank's request completed: it is abandoned.

@@ -362,8 +362,8 @@ bool OpAdapter::poll(bool wait_) {
     op_.broken();
   }
   // NOTE: after a self-confirming call, survivors that completed it may have returned and wait in
-  // point-to-point on this one: when this rank agrees instead of returning (its request broke, or completed
-  // with a failure known), it asks them to join (join_repairs), as a broken confirmation does.
+  // point-to-point on this one: when this rank agrees instead of returning (its request broke), it asks
+  // them to join (join_repairs), as a broken confirmation does.
   if (self_confirming_ && op_.next() == OpAction::agree) {
     repair::ask_to_join(sub_->comm, sub_->comm != alias_.handle());
   }

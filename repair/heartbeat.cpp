@@ -623,6 +623,8 @@ int revoke(MPI_Comm comm) {
 
 bool is_revoked(MPI_Comm comm) { return holds_notice(comm, false); }
 
+bool revoke_seen() { return g_any_revoked.load(std::memory_order_acquire); }
+
 // NOTE: not a revocation of comm itself: comm may be the program's own communicator (a first substitute),
 // which must not look revoked to ULFM's calls. A second engine communicator over the same members
 // (CommInfo::join_id) carries the notice.

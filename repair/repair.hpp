@@ -59,6 +59,11 @@ int revoke(MPI_Comm comm);
 /// True once this rank knows comm revoked. Cheap enough for a poll loop (an atomic load while nothing
 /// was ever revoked); receives pending notices at most every 200 µs. False for a comm repair never saw.
 bool is_revoked(MPI_Comm comm);
+/// False while this rank has received no revoke notice for any communicator (an atomic load): lets a poll
+/// loop of a communicator not in ULFM mode skip is_revoked. Heartbeat backend: set by the first notice
+/// received (the detector thread receives them every period); ulfm backend: always false (MPI reports a
+/// revocation through its return codes).
+bool revoke_seen();
 
 /// Survivors one call apart (wrap/driver.hpp, step 5): a survivor whose confirmation of a call broke after
 /// its own request completed may have others one call ahead, which take part in its agreement only in

@@ -15,11 +15,13 @@
 #include <utility>
 #include <vector>
 
+#include "repair/repair.hpp"
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
 #include "wrap/hierarchy.hpp"
 #include "wrap/nbc.hpp"
 #include "wrap/request.hpp"
+#include "wrap/ulfm_api.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -267,6 +269,17 @@ int total(const int *counts, int n) {
 int barrier(Alias &alias) {
   return run(alias, describe(CallId::MPI_Barrier),
              [&](const Substitute &s, int, MPI_Request *req) { return PMPI_Ibarrier(s.comm, req); });
+}
+
+// NOTE: in ULFM mode the communicator may be revoked, or hold requests abandoned at a failure: a barrier
+// posted on it could match those. cohort's agreement runs on the repair engine's own messages, never on
+// the program's communicator, and is itself a barrier of the survivors.
+int survivors_barrier(Alias &alias) {
+  if (!ulfm::active(alias.handle())) return barrier(alias);
+  nbc::finish_all(alias);
+  int flag = 1;
+  std::vector<int> failed;
+  return repair::agree(alias.handle(), &flag, &failed);
 }
 
 namespace coll {

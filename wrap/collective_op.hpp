@@ -100,6 +100,9 @@ class CollectiveOp {
     }
   }
   void dead_root_applied(int rc) { finish(OpOutcome::policy, rc); }
+  /// ULFM mode, or a revoked communicator: the call ends with rc (already through the error handler) where a
+  /// transparent call would agree, shrink or apply the dead-root policy.
+  void ended_by_ulfm(int rc) { finish(OpOutcome::policy, rc); }
   /// rc: the post's MPI code. A post may leave no request (nothing to do on this rank): still MPI_SUCCESS;
   /// the adapter then feeds completed() at the first poll.
   void posted(int rc) {

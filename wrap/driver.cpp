@@ -280,7 +280,7 @@ int run_ulfm(Alias &alias, const CallDesc &call, PostFn post) {
 OpAdapter::OpAdapter(Alias &alias, const CallDesc &call) : OpAdapter(alias, call, alias.next_call()) {}
 
 OpAdapter::OpAdapter(Alias &alias, const CallDesc &call, unsigned long long call_no)
-    : alias_(alias), call_(call), op_(call_no, call.shape == Shape::communicator) {
+    : alias_(alias), call_(call), op_(call_no, call.shape == Shape::communicator), ulfm_(ulfm::active(alias.handle())) {
   if (deferred::window() > 1) op_.use_counts(deferred::window());
 #if !defined(COHORT_USE_ULFM)
   // (kept off under the ulfm backend, where joining goes through ULFM's revocation: not tested there)
@@ -307,12 +307,21 @@ void OpAdapter::abandon() {
   small::lose(std::move(small_confirm_));
 }
 
+Watch OpAdapter::watch_call() const {
+  Watch watch;
+  watch.broken = [this] { return sub_->any_member_failed(); };
+  if (end_on_revoke_) {
+    watch.revocable = alias_.handle();
+    watch.revoke_lazily = true;
+  }
+  return watch;
+}
+
 // Tests a point-to-point schedule once or, with wait_, until it completes or a member is known dead.
 // Returns false when nothing moved (tested once, still pending); else *out is its outcome.
 bool OpAdapter::poll_small(small::Op &op, bool wait_, WaitResult *out, int *rc) {
   if (wait_) {
-    Watch watch;
-    watch.broken = [this] { return sub_->any_member_failed(); };
+    Watch watch = watch_call();
     *out = wait_until([&] { return op.test(rc); }, watch);
   } else if (op.test(rc)) {
     *out = WaitResult::completed;
@@ -322,6 +331,25 @@ bool OpAdapter::poll_small(small::Op &op, bool wait_, WaitResult *out, int *rc) 
     return false;
   }
   if (*out == WaitResult::completed && *rc != MPI_SUCCESS) *out = WaitResult::failed;
+  return true;
+}
+
+// ULFM's errors (wrap/ulfm_api.hpp): the alias revoked (a program's call), or in ULFM mode a failure
+// where a transparent call would agree, shrink or apply the dead-root policy. What is in flight stays with
+// MPI (abandoned). Returns true when the operation ended here.
+bool OpAdapter::ended_by_ulfm() {
+  const OpAction a = op_.next();
+  if (a == OpAction::done) return false;
+  ulfm::Failure f;
+  if ((ulfm_ || end_on_revoke_) && ulfm::revoked(alias_.handle())) {
+    f = ulfm::Failure::revoked;
+  } else if (ulfm_ && (a == OpAction::agree || a == OpAction::shrink || a == OpAction::dead_root)) {
+    f = ulfm::Failure::proc_failed;
+  } else {
+    return false;
+  }
+  if (req_ != MPI_REQUEST_NULL || confirm_ != MPI_REQUEST_NULL || small_op_ || small_confirm_) abandon();
+  op_.ended_by_ulfm(ulfm::raise(alias_.handle(), f, call_.name));
   return true;
 }
 
@@ -335,8 +363,7 @@ bool OpAdapter::poll(bool wait_) {
     small_error_ = rc != MPI_SUCCESS;
     if (waited == WaitResult::completed) small::release(std::move(small_op_));
   } else if (wait_) {
-    Watch watch;
-    watch.broken = [this] { return sub_->any_member_failed(); };
+    Watch watch = watch_call();
     // (a request that completed in error is completed: its code is the program's, kept for the outcome)
     waited = wait(&req_, MPI_STATUS_IGNORE, watch, &rc);
   } else {
@@ -353,6 +380,7 @@ bool OpAdapter::poll(bool wait_) {
     }
   }
   refused_ = false;
+  if (waited == WaitResult::revoked) return ended_by_ulfm();
   if (waited == WaitResult::completed || waited == WaitResult::failed) {
     op_.completed(rc, sub_->any_member_failed());
     // (a self-confirming call returns here: the point where others post their confirmation)
@@ -377,8 +405,7 @@ bool OpAdapter::poll_confirm(bool wait_) {
     if (!poll_small(*small_confirm_, wait_, &waited, &rc)) return false;
     if (waited == WaitResult::completed) small::release(std::move(small_confirm_));
   } else if (wait_) {
-    Watch watch;
-    watch.broken = [this] { return sub_->any_member_failed(); };
+    Watch watch = watch_call();
     waited = wait(&confirm_, MPI_STATUS_IGNORE, watch);
   } else {
     int done = 0;
@@ -391,6 +418,7 @@ bool OpAdapter::poll_confirm(bool wait_) {
       return false;
     }
   }
+  if (waited == WaitResult::revoked) return ended_by_ulfm();
   if (waited == WaitResult::completed) {
     op_.confirmed();
   } else {
@@ -404,6 +432,7 @@ bool OpAdapter::poll_confirm(bool wait_) {
 }
 
 bool OpAdapter::step(PostFn post, bool wait_) {
+  if (ended_by_ulfm()) return true;
   switch (op_.next()) {
     case OpAction::begin: {
       sub_ = &alias_.current();
@@ -562,6 +591,7 @@ int post_call(const Alias &alias, const CallDesc &call, const Substitute &sub, i
 
 int run_numbered(Alias &alias, const CallDesc &call, PostFn post, unsigned long long call_no) {
   OpAdapter op(alias, call, call_no);
+  op.end_on_revoke();
   while (op.next() != OpAction::done) op.step(post, true);
   return op.result();
 }

@@ -289,6 +289,12 @@ class OpAdapter {
   int attempt() const { return op_.attempt(); }
   /// A request of this operation was abandoned: what its posts used must never be freed.
   bool abandoned() const { return abandoned_; }
+  /// A revoke of the alias (MPIX_Comm_revoke by any member, ULFM 17.3.1) ends the operation: its waits
+  /// end, the request is abandoned and the result is MPIX_ERR_REVOKED. Set by the program's own calls
+  /// (blocking and nonblocking), not by cohort's joins. In ULFM mode (wrap/ulfm_api.hpp, fixed when the
+  /// adapter is made) this holds anyway, and a failure ends the operation with MPIX_ERR_PROC_FAILED where a
+  /// transparent one agrees and retries.
+  void end_on_revoke() { end_on_revoke_ = true; }
   /// Once next() is done: MPI_SUCCESS, the policy's result, or an MPI error code (already passed to the
   /// alias's error handler).
   int result();
@@ -297,6 +303,8 @@ class OpAdapter {
   bool poll(bool wait);
   bool poll_confirm(bool wait);
   bool poll_small(small::Op &op, bool wait, WaitResult *out, int *rc);
+  Watch watch_call() const;
+  bool ended_by_ulfm();
   void abandon();
 
   Alias &alias_;
@@ -313,6 +321,8 @@ class OpAdapter {
   bool self_confirming_ = false;  // CollectiveOp::self_confirming was set
   bool refused_ = false;  // MPI refused the post for a dead member (ULFM)
   bool abandoned_ = false;
+  bool ulfm_ = false;  // the alias was in ULFM mode when the operation began
+  bool end_on_revoke_ = false;
   std::vector<int> failed_;
 };
 
@@ -344,8 +354,11 @@ int run_numbered(Alias &alias, const CallDesc &call, PostFn post, unsigned long 
 int post_call(const Alias &alias, const CallDesc &call, const Substitute &sub, int sub_root,
               unsigned long long call_no, PostFn post, std::unique_ptr<small::Op> *op, MPI_Request *req);
 
-/// MPI_Barrier among the survivors of alias (also MPI_Finalize's survivors-only barrier).
+/// MPI_Barrier among the survivors of alias (MPI_Comm_disconnect's).
 int barrier(Alias &alias);
+/// MPI_Finalize's survivors-only barrier on alias. In ULFM mode (wrap/ulfm_api.hpp) a uniform agreement
+/// of the survivors instead (the communicator may be revoked): no error handler sees a failure there.
+int survivors_barrier(Alias &alias);
 
 /// A private copy of `count` elements of `type` at buf (the whole true-extent span). Used for
 /// - calls with MPI_IN_PLACE: an abandoned attempt may have overwritten the input, so every attempt

@@ -146,7 +146,7 @@ extern "C" int __wrap_MPI_Finalize(void) {
   count_call(CallId::MPI_Finalize);
   // A survivors-only barrier: no rank tears MPI down while another still talks to it.
   cohort::wrap::Alias *world = cohort::wrap::find_alias(MPI_COMM_WORLD);
-  if (world != nullptr) cohort::wrap::barrier(*world);
+  if (world != nullptr) cohort::wrap::survivors_barrier(*world);
   cohort::wrap::deferred::shutdown();  // (pending receives of count reports)
   bool failures = (world != nullptr && world->degraded()) || cohort::detector::failure_epoch() > 0;
   cohort::repair::finalize();

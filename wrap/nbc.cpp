@@ -22,7 +22,9 @@ struct Outcome {
 
 // One nonblocking operation in flight: a collective (adapter), or a local one (step).
 struct Op {
-  Op(Alias &a, const CallDesc &call) : alias(&a), adapter(std::make_unique<OpAdapter>(a, call)) {}
+  Op(Alias &a, const CallDesc &call) : alias(&a), adapter(std::make_unique<OpAdapter>(a, call)) {
+    adapter->end_on_revoke();
+  }
   explicit Op(LocalStep s) : step(std::move(s)) {}
   Alias *alias = nullptr;               // null for a local operation
   std::unique_ptr<OpAdapter> adapter;   // null for a local operation

@@ -78,7 +78,9 @@ WaitResult poll(Test test, const Watch &watch) {
     if (watch.join_repairs && (polls & 63) == 63 && epoch > 0) {
       if (WaitHook join = g_join_hook.load(std::memory_order_relaxed)) join();
     }
-    if (watch.revocable != MPI_COMM_NULL && repair::is_revoked(watch.revocable)) return WaitResult::revoked;
+    if (watch.revocable != MPI_COMM_NULL && (!watch.revoke_lazily || repair::revoke_seen()) &&
+        repair::is_revoked(watch.revocable))
+      return WaitResult::revoked;
     std::uint64_t now = detector::failure_epoch();
     if (now != epoch) {
       epoch = now;

@@ -17,6 +17,9 @@ struct Watch {
   std::function<bool()> broken;
   /// If not MPI_COMM_NULL, a revoke of this communicator (repair::is_revoked) also ends the wait.
   MPI_Comm revocable = MPI_COMM_NULL;
+  /// With revocable: look for the revoke only once this rank received some revoke notice
+  /// (repair::revoke_seen), for a communicator not in ULFM mode, whose waits must stay as cheap as before.
+  bool revoke_lazily = false;
   /// A point-to-point wait (outside any collective): once a failure is known, it also runs the join hook
   /// (set_join_hook), so that a survivor one call ahead takes part in the repair that others one call
   /// behind wait for (repair::asked_to_join) instead of waiting on them for good.

@@ -393,7 +393,8 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
     if (op.dir == Dir::none && rc != MPI_SUCCESS) return rc;
     if (*req == MPI_REQUEST_NULL && rc != MPI_SUCCESS) op.stage = Stage::not_posted;
     Watch watch = watch_for([&op] { return dead(op) || interruption(op).has_value(); });
-    if (ulfm::active(op.comm)) watch.revocable = op.comm;
+    watch.revocable = op.comm;
+    watch.revoke_lazily = !ulfm::selected(op.comm);
     if (op.stage == Stage::posted && wait_until(std::ref(test), watch) == WaitResult::completed &&
         op.stage == Stage::posted)
       return rc;
@@ -450,9 +451,10 @@ int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
       return false;
     };
     Watch watch = watch_for(std::ref(broken));
-    for (int i : live) {  // ULFM mode: a revoke of (the first) such communicator ends the wait too
-      if (ulfm::active(ops[i].comm)) {
+    for (int i : live) {  // a revoke of (the first) communicator with a peer ends the wait too
+      if (ops[i].dir != Dir::none) {
         watch.revocable = ops[i].comm;
+        watch.revoke_lazily = !ulfm::selected(ops[i].comm);
         break;
       }
     }

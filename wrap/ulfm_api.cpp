@@ -20,6 +20,7 @@
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
+#include "wrap/policy.hpp"
 
 namespace cohort::wrap::ulfm {
 namespace {
@@ -89,11 +90,13 @@ Alias *alias_or_null(MPI_Comm comm, const char *call) {
   return a;
 }
 
-// The start of every MPIX_* call on comm: its alias (nullptr: not known, one line logged), and comm marked
-// for ULFM mode.
-Alias *enter(MPI_Comm comm, const char *call) {
+// The start of every MPIX_* call on comm: its alias (nullptr: not known, one line logged). `collective`:
+// the call is collective over comm (agree, iagree, shrink), so every member marks comm for ULFM mode at
+// the same point of its sequence of calls on comm; a local call (revoke, the acknowledgement calls) marks
+// nothing, or the members would run different protocols for the same collective.
+Alias *enter(MPI_Comm comm, const char *call, bool collective) {
   Alias *a = alias_or_null(comm, call);
-  if (a != nullptr) mark(comm);
+  if (a != nullptr && collective) mark(comm);
   return a;
 }
 
@@ -137,7 +140,7 @@ void inherit(MPI_Comm parent, MPI_Comm child) {
   if (g_marked.count(parent) != 0) g_marked.insert(child);
 }
 
-bool active(MPI_Comm comm) {
+bool selected(MPI_Comm comm) {
   if (!g_any.load(std::memory_order_relaxed)) return false;
   Setting s = setting();
   if (s == Setting::off || comm == MPI_COMM_NULL) return false;
@@ -145,15 +148,19 @@ bool active(MPI_Comm comm) {
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_marked.count(comm) == 0) return false;
   }
-  if (find_alias(comm) == nullptr) return false;
-  MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-  if (PMPI_Comm_get_errhandler(comm, &eh) != MPI_SUCCESS) return false;
-  bool fatal = eh == MPI_ERRORS_ARE_FATAL;
-  if (eh != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&eh);
-  return !fatal;
+  return find_alias(comm) != nullptr;
 }
 
-bool revoked(MPI_Comm comm) { return active(comm) && repair::is_revoked(comm); }
+bool revoked(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return false;
+  // NOTE: a revoke is the program's order to every member, whatever its mode (ULFM 17.3.1): a
+  // communicator of no ULFM mode is revoked too once the notice arrived. The notice's own flag keeps
+  // this an atomic load while nothing was revoked.
+  if (!repair::revoke_seen() && !selected(comm)) return false;
+  return repair::is_revoked(comm);
+}
+
+bool active(MPI_Comm comm) { return selected(comm) || revoked(comm); }
 
 bool unacknowledged_failure(MPI_Comm comm) {
   if (!active(comm)) return false;
@@ -173,8 +180,19 @@ int code(Failure f) {
 int raise(MPI_Comm comm, Failure f, const char *call) {
   static const char *const what[] = {"a rank it needs has failed", "a failure is not acknowledged",
                                      "the communicator is revoked"};
+  static const char *const name[] = {"MPIX_ERR_PROC_FAILED", "MPIX_ERR_PROC_FAILED_PENDING", "MPIX_ERR_REVOKED"};
   int c = code(f);
-  COHORT_LOG_INFO("%s: %s (ULFM mode, code %d)", call, what[static_cast<int>(f)], c);
+  // NOTE: MPI's own fatal handler would end this process only (Open MPI's recovery mode keeps the others
+  // waiting for it); the job stops as under the abort policy, with the line naming the call.
+  MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+  bool fatal = PMPI_Comm_get_errhandler(comm, &eh) == MPI_SUCCESS && eh == MPI_ERRORS_ARE_FATAL;
+  if (eh != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&eh);
+  if (fatal) {
+    log::write(log::Level::error, "%s: %s (%s) on a communicator whose error handler is MPI_ERRORS_ARE_FATAL",
+               call, what[static_cast<int>(f)], name[static_cast<int>(f)]);
+    stop_job(1);
+  }
+  COHORT_LOG_INFO("%s: %s (ULFM mode, %s, code %d)", call, what[static_cast<int>(f)], name[static_cast<int>(f)], c);
   call_errhandler(comm, c);
   return c;
 }
@@ -239,13 +257,13 @@ int agree_quietly(Alias &a, int *flag) {
 extern "C" {
 
 int __wrap_MPIX_Comm_revoke(MPI_Comm comm) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_revoke");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_revoke", false);
   if (a == nullptr) return MPI_ERR_COMM;
   return cohort::repair::revoke(a->handle());
 }
 
 int __wrap_MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_is_revoked");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_is_revoked", false);
   if (a == nullptr) return MPI_ERR_COMM;
   if (flag == nullptr) return MPI_ERR_ARG;
   *flag = cohort::repair::is_revoked(a->handle()) ? 1 : 0;
@@ -253,7 +271,7 @@ int __wrap_MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
 }
 
 int __wrap_MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_shrink");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_shrink", true);
   if (a == nullptr) return MPI_ERR_COMM;
   if (newcomm == nullptr) return MPI_ERR_ARG;
   *newcomm = MPI_COMM_NULL;
@@ -272,7 +290,7 @@ int __wrap_MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
 }
 
 int __wrap_MPIX_Comm_agree(MPI_Comm comm, int *flag) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_agree");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_agree", true);
   if (a == nullptr) return MPI_ERR_COMM;
   if (flag == nullptr) return MPI_ERR_ARG;
   int rc = agree_quietly(*a, flag);
@@ -282,7 +300,7 @@ int __wrap_MPIX_Comm_agree(MPI_Comm comm, int *flag) {
 }
 
 int __wrap_MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_iagree");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_iagree", true);
   if (a == nullptr) return MPI_ERR_COMM;
   if (flag == nullptr || request == nullptr) return MPI_ERR_ARG;
   auto *job = new IagreeJob{comm, flag};
@@ -302,14 +320,14 @@ int __wrap_MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
 }
 
 int __wrap_MPIX_Comm_failure_ack(MPI_Comm comm) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_failure_ack");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_failure_ack", false);
   if (a == nullptr) return MPI_ERR_COMM;
   ulfm::detail::ack(comm, ulfm::detail::failed_members(*a).size());
   return MPI_SUCCESS;
 }
 
 int __wrap_MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_failure_get_acked");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_failure_get_acked", false);
   if (a == nullptr) return MPI_ERR_COMM;
   if (failedgrp == nullptr) return MPI_ERR_ARG;
   std::vector<int> known = ulfm::detail::failed_members(*a);
@@ -317,7 +335,7 @@ int __wrap_MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) {
 }
 
 int __wrap_MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_ack_failed");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_ack_failed", false);
   if (a == nullptr) return MPI_ERR_COMM;
   if (num_acked == nullptr || num_to_ack < 0) return MPI_ERR_ARG;
   std::size_t known = ulfm::detail::failed_members(*a).size();
@@ -327,7 +345,7 @@ int __wrap_MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
 }
 
 int __wrap_MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_get_failed");
+  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_get_failed", false);
   if (a == nullptr) return MPI_ERR_COMM;
   if (failedgrp == nullptr) return MPI_ERR_ARG;
   std::vector<int> known = ulfm::detail::failed_members(*a);

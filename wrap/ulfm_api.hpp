@@ -6,8 +6,7 @@
 // 5's mpi-ext.h): error classes MPIX_ERR_PROC_FAILED, _PENDING, MPIX_ERR_REVOKED; revoke, shrink, agree,
 // failure acknowledgement.
 //
-// ULFM mode of a communicator (the program's, an alias of wrap/driver.hpp). In ULFM mode, and while the
-// communicator's error handler is not MPI_ERRORS_ARE_FATAL:
+// ULFM mode of a communicator (the program's, an alias of wrap/driver.hpp):
 //   - a collective returns MPIX_ERR_PROC_FAILED as soon as a member is known dead (before it is posted, or
 //     while it waits: the request is abandoned); no transparent shrink, no retry, no confirmation;
 //   - a send to / receive from a dead rank returns MPIX_ERR_PROC_FAILED (the dead-peer policy is `error`);
@@ -15,13 +14,19 @@
 //     acknowledged (MPIX_Comm_failure_ack / MPIX_Comm_ack_failed); a nonblocking one stays active;
 //   - every operation on a revoked communicator returns MPIX_ERR_REVOKED, pending ones included, except
 //     agree, shrink, the acknowledgement calls, revoke, is_revoked and MPI_Comm_free.
+// Errors go to the communicator's error handler; under MPI_ERRORS_ARE_FATAL the job stops with one line
+// naming the call (as MPI's fatal handler would, ULFM 17.2).
 // Otherwise the communicator keeps cohort's transparent shrinking.
 //
-// Which communicators are in ULFM mode: COHORT_ULFM_API (read at MPI_Init)
-//   auto (default)  a communicator on which the program called an MPIX_* function (and those shrink, dup,
-//                   split make from it); every communicator once the program included <cohort/mpi-ext.h>
-//                   (its constructor calls cohort_ulfm_api_select at load time);
+// Which communicators are in ULFM mode must be the same at every member (the two modes run different
+// protocols for one collective), so it depends on nothing local to a rank (not on the error handler):
+// COHORT_ULFM_API (read at MPI_Init)
+//   auto (default)  every communicator once the program included <cohort/mpi-ext.h> (its constructor
+//                   calls cohort_ulfm_api_select at load time); otherwise a communicator on which the
+//                   program called a collective MPIX_* function (agree, iagree, shrink), and those that
+//                   shrink, dup, split make from it;
 //   on              every communicator; off: none (the MPIX_* calls still work, errors stay transparent).
+// A revoked communicator is in ULFM mode whatever the setting: the revoke is the program's own order.
 //
 // Thread-safety: every function is thread-safe.
 #pragma once
@@ -33,15 +38,17 @@ namespace cohort::wrap::ulfm {
 void select_all();
 /// Reads COHORT_ULFM_API (MPI_Init); an invalid value: one line naming it and the rank, exit code 2.
 void read_setting();
-/// comm (and what it creates) is in ULFM mode under `auto`: called by every MPIX_* on comm.
+/// comm (and what it creates) is in ULFM mode under `auto`: called by the collective MPIX_* calls on comm.
 void mark(MPI_Comm comm);
 /// child, just created from parent (dup, split, shrink), takes parent's mode. Local.
 void inherit(MPI_Comm parent, MPI_Comm child);
 
-/// ULFM semantics apply to comm now (see above). One atomic load while nothing selected ULFM mode.
-bool active(MPI_Comm comm);
-/// active(comm) and comm is revoked.
+/// comm is in ULFM mode by the setting, the header or a mark (not by a revoke). Local.
+bool selected(MPI_Comm comm);
+/// comm is revoked (known here), whatever its mode. Two atomic loads while nothing was revoked or selected.
 bool revoked(MPI_Comm comm);
+/// ULFM semantics apply to comm now: selected(comm) or revoked(comm).
+bool active(MPI_Comm comm);
 /// active(comm) and a member of comm is known dead here and not acknowledged.
 bool unacknowledged_failure(MPI_Comm comm);
 

@@ -67,6 +67,15 @@ std::shared_ptr<const Record> find(MPI_Comm comm) {
   return it == g_records.end() ? nullptr : it->second;
 }
 
+// The record of comm for a collective on it: the union alias takes comm's error handler first, so that the
+// union's errors (ULFM mode: MPIX_ERR_PROC_FAILED, MPIX_ERR_REVOKED) reach the handler the program set on
+// comm (MPI_Comm_set_errhandler on it is MPI's own call).
+std::shared_ptr<const Record> find_for_call(MPI_Comm comm) {
+  auto r = find(comm);
+  if (r) copy_errhandler(comm, r->union_comm);
+  return r;
+}
+
 // ---- packed blocks: [flag byte][the type signature's bytes] ----
 
 int signature_bytes(int count, MPI_Datatype type) {
@@ -386,15 +395,20 @@ int make_intercomm(Alias &u, const Lists &lists, bool local_first, int tag, MPI_
 
 // ---- the collectives (wrap/intercomm.hpp) ----
 
+MPI_Comm union_of(MPI_Comm comm) {
+  auto r = find(comm);
+  return r ? r->union_comm : MPI_COMM_NULL;
+}
+
 bool collective(CallId id, int *rc, MPI_Comm comm) {
-  auto r = id == CallId::MPI_Barrier ? find(comm) : nullptr;
+  auto r = id == CallId::MPI_Barrier ? find_for_call(comm) : nullptr;
   if (!r) return false;
   *rc = __wrap_MPI_Barrier(r->union_comm);
   return true;
 }
 
 bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  auto r = id == CallId::MPI_Bcast ? find(comm) : nullptr;
+  auto r = id == CallId::MPI_Bcast ? find_for_call(comm) : nullptr;
   if (!r) return false;
   *rc = bcast(*r, buf, count, type, root);
   return true;
@@ -402,7 +416,7 @@ bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int
 
 bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm) {
-  auto r = id == CallId::MPI_Allreduce ? find(comm) : nullptr;
+  auto r = id == CallId::MPI_Allreduce ? find_for_call(comm) : nullptr;
   if (!r) return false;
   *rc = allreduce(*r, sendbuf, recvbuf, count, type, op);
   return true;
@@ -410,7 +424,7 @@ bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int coun
 
 bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 int root, MPI_Comm comm) {
-  auto r = id == CallId::MPI_Reduce ? find(comm) : nullptr;
+  auto r = id == CallId::MPI_Reduce ? find_for_call(comm) : nullptr;
   if (!r) return false;
   *rc = reduce(*r, sendbuf, recvbuf, count, type, op, root);
   return true;
@@ -418,7 +432,7 @@ bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int coun
 
 bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  auto r = id == CallId::MPI_Gather || id == CallId::MPI_Scatter ? find(comm) : nullptr;
+  auto r = id == CallId::MPI_Gather || id == CallId::MPI_Scatter ? find_for_call(comm) : nullptr;
   if (!r) return false;
   *rc = id == CallId::MPI_Gather ? gather(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
                                  : scatter(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
@@ -427,7 +441,7 @@ bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Data
 
 bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  auto r = id == CallId::MPI_Allgather || id == CallId::MPI_Alltoall ? find(comm) : nullptr;
+  auto r = id == CallId::MPI_Allgather || id == CallId::MPI_Alltoall ? find_for_call(comm) : nullptr;
   if (!r) return false;
   *rc = id == CallId::MPI_Allgather ? allgather(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
                                     : alltoall(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);

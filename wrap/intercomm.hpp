@@ -14,6 +14,11 @@
 
 namespace cohort::wrap::inter {
 
+/// The union alias of an intercommunicator cohort made (see wrap/intercomm.cpp), or MPI_COMM_NULL for any
+/// other communicator. The union stands for the intercommunicator in repair: its revocation is the
+/// intercommunicator's (MPIX_Comm_revoke on either, ULFM 17.3.1). Thread-safe.
+MPI_Comm union_of(MPI_Comm comm);
+
 bool collective(CallId id, int *rc, MPI_Comm comm);
 bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
 bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,

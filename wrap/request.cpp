@@ -291,7 +291,7 @@ Watch watch_for(const std::function<bool()> &broken) {
 // and this rank has not acknowledged it. None outside ULFM mode.
 std::optional<ulfm::Failure> interruption(const Op &op) {
   if (op.dir == Dir::none || !ulfm::active(op.comm)) return std::nullopt;
-  if (repair::is_revoked(op.comm)) return ulfm::Failure::revoked;
+  if (ulfm::revoked(op.comm)) return ulfm::Failure::revoked;
   if (op.dir == Dir::recv && op.peer == MPI_ANY_SOURCE && ulfm::unacknowledged_failure(op.comm))
     return ulfm::Failure::pending;
   return std::nullopt;
@@ -393,7 +393,7 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
     if (op.dir == Dir::none && rc != MPI_SUCCESS) return rc;
     if (*req == MPI_REQUEST_NULL && rc != MPI_SUCCESS) op.stage = Stage::not_posted;
     Watch watch = watch_for([&op] { return dead(op) || interruption(op).has_value(); });
-    watch.revocable = op.comm;
+    watch.revocable = ulfm::revocation_comm(op.comm);
     watch.revoke_lazily = !ulfm::selected(op.comm);
     if (op.stage == Stage::posted && wait_until(std::ref(test), watch) == WaitResult::completed &&
         op.stage == Stage::posted)
@@ -453,7 +453,7 @@ int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
     Watch watch = watch_for(std::ref(broken));
     for (int i : live) {  // a revoke of (the first) communicator with a peer ends the wait too
       if (ops[i].dir != Dir::none) {
-        watch.revocable = ops[i].comm;
+        watch.revocable = ulfm::revocation_comm(ops[i].comm);
         watch.revoke_lazily = !ulfm::selected(ops[i].comm);
         break;
       }

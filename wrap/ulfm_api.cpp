@@ -20,6 +20,7 @@
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
+#include "wrap/intercomm.hpp"
 #include "wrap/policy.hpp"
 
 namespace cohort::wrap::ulfm {
@@ -151,13 +152,19 @@ bool selected(MPI_Comm comm) {
   return find_alias(comm) != nullptr;
 }
 
+MPI_Comm revocation_comm(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || find_alias(comm) != nullptr) return comm;
+  MPI_Comm u = inter::union_of(comm);
+  return u != MPI_COMM_NULL ? u : comm;
+}
+
 bool revoked(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return false;
   // NOTE: a revoke is the program's order to every member, whatever its mode (ULFM 17.3.1): a
   // communicator of no ULFM mode is revoked too once the notice arrived. The notice's own flag keeps
   // this an atomic load while nothing was revoked.
   if (!repair::revoke_seen() && !selected(comm)) return false;
-  return repair::is_revoked(comm);
+  return repair::is_revoked(revocation_comm(comm));
 }
 
 bool active(MPI_Comm comm) { return selected(comm) || revoked(comm); }
@@ -256,14 +263,16 @@ int agree_quietly(Alias &a, int *flag) {
 
 extern "C" {
 
+// NOTE: an intercommunicator's revocation is its union's (wrap/intercomm.hpp): both groups' operations
+// on it run on the union or check it.
 int __wrap_MPIX_Comm_revoke(MPI_Comm comm) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_revoke", false);
+  Alias *a = ulfm::detail::enter(ulfm::revocation_comm(comm), "MPIX_Comm_revoke", false);
   if (a == nullptr) return MPI_ERR_COMM;
   return cohort::repair::revoke(a->handle());
 }
 
 int __wrap_MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
-  Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_is_revoked", false);
+  Alias *a = ulfm::detail::enter(ulfm::revocation_comm(comm), "MPIX_Comm_is_revoked", false);
   if (a == nullptr) return MPI_ERR_COMM;
   if (flag == nullptr) return MPI_ERR_ARG;
   *flag = cohort::repair::is_revoked(a->handle()) ? 1 : 0;

@@ -45,6 +45,9 @@ void inherit(MPI_Comm parent, MPI_Comm child);
 
 /// comm is in ULFM mode by the setting, the header or a mark (not by a revoke). Local.
 bool selected(MPI_Comm comm);
+/// The communicator whose revocation is comm's: comm itself, or for an intercommunicator cohort made its
+/// union alias (wrap/intercomm.hpp).
+MPI_Comm revocation_comm(MPI_Comm comm);
 /// comm is revoked (known here), whatever its mode. Two atomic loads while nothing was revoked or selected.
 bool revoked(MPI_Comm comm);
 /// ULFM semantics apply to comm now: selected(comm) or revoked(comm).

@@ -148,14 +148,17 @@ extern "C" int __wrap_MPI_Finalize(void) {
   cohort::wrap::Alias *world = cohort::wrap::find_alias(MPI_COMM_WORLD);
   if (world != nullptr) cohort::wrap::survivors_barrier(*world);
   cohort::wrap::deferred::shutdown();  // (pending receives of count reports)
-  bool failures = (world != nullptr && world->degraded()) || cohort::detector::failure_epoch() > 0;
+  // (a revoke leaves requests abandoned on live communicators: Open MPI 4.1's finalize then frees them
+  // under MPI's feet, corrupting its heap)
+  bool failures = (world != nullptr && world->degraded()) || cohort::detector::failure_epoch() > 0 ||
+                  cohort::repair::revoke_seen();
   cohort::repair::finalize();
   cohort::detector::stop();
   // NOTE: once a rank has died, MPICH's PMPI_Finalize hangs, and Open MPI's hangs now and then (its
   // runtime's fence may still wait for the dead rank). Both launchers, as cohort-run starts them,
   // accept a process that exits 0 without it.
   if (failures) {
-    COHORT_LOG_INFO("MPI_Finalize: ranks have failed; skipping the MPI library's own finalize");
+    COHORT_LOG_INFO("MPI_Finalize: ranks have failed or a communicator was revoked; skipping the MPI library's own finalize");
     std::fflush(nullptr);
     return MPI_SUCCESS;
   }

@@ -135,6 +135,19 @@ Fate settle(MPI_Request req, Op &op, MPI_Status *st) {
     case Stage::stuck:
       break;
     case Stage::posted:
+      if (op.dir == Dir::send && !peer_dead(op.comm, op.peer)) {
+        // NOTE: a revoke interrupted a send to a live peer, which may be receiving it right now (a large
+        // message moves after the match): MPI may read the buffer until the transfer ends, so the send is
+        // given the bound of a cancel to finish. One still pending then was never matched, and the peer
+        // withdrew its receive: MPI reads nothing more of it.
+        auto deadline = std::chrono::steady_clock::now() + kCancelBound;
+        do {
+          if (complete_now(req, st)) return Fate::delivered;
+          pause_us(50);
+        } while (std::chrono::steady_clock::now() < deadline);
+        op.stage = Stage::stuck;
+        return Fate::stuck;
+      }
       if (op.dir == Dir::send) {
         long us = 100;
         for (int i = 0;; ++i) {
@@ -350,8 +363,17 @@ int refused_for_dead_peer(int rc, Op &op, MPI_Request *req) {
 
 }  // namespace
 
+// NOTE: a call refused on a revoked communicator leaves no request; the program may still wait on its
+// handle (ULFM programs do), so it is MPI_REQUEST_NULL, never left unset.
+namespace {
+int refuse_revoked(Op &op, MPI_Request *req) {
+  *req = MPI_REQUEST_NULL;
+  return ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
+}
+}  // namespace
+
 int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req, IsendFn isend) {
-  if (ulfm::revoked(op.comm)) return ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
+  if (ulfm::revoked(op.comm)) return refuse_revoked(op, req);
   if (peer_dead(op.comm, op.peer)) return not_posted(op, req);
   int rc = isend(buf, count, type, op.peer, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("send.posted");
@@ -359,7 +381,7 @@ int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request
 }
 
 int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req) {
-  if (ulfm::revoked(op.comm)) return ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
+  if (ulfm::revoked(op.comm)) return refuse_revoked(op, req);
   int rc = PMPI_Irecv(buf, count, type, op.peer, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("recv.posted");
   return refused_for_dead_peer(rc, op, req);

@@ -1,8 +1,9 @@
 # Reads wrap/calls.def, the one list of calls, and derives from it:
 #   COHORT_WRAPPED_CALLS       list of MPI_* names cohort wraps (COHORT_CALL rows)
 #   COHORT_WRAP_LINK_OPTIONS   LINKER:--wrap=... options for the cohort::cohort target (also of the
-#                              MPIX_* calls of COHORT_MPIX rows, listed in COHORT_MPIX_CALLS, unless ulfm)
-#   COHORT_PC_WRAP_FLAGS       the same as -Wl,--wrap=... words for the pkg-config Libs: line
+#                              MPIX_* calls of COHORT_MPIX rows, listed in COHORT_MPIX_CALLS, unless ulfm),
+#                              each with LINKER:--undefined=__wrap_... (see cohort_wrap_flags)
+#   COHORT_PC_WRAP_FLAGS       the same as -Wl,... words for the pkg-config Libs: line
 #   COHORT_DRIVER_CALLS        lower-case names without MPI_ ("gatherv") of the blocking collectives the
 #                              driver runs: what the fault matrix (tests/mpi/wrap_tests.cmake) iterates over
 #   COHORT_ROOTED_CALLS, COHORT_ROOTED_ABORT_CALLS, COHORT_ROOTED_SKIP_CALLS   the same for rooted ones, all
@@ -139,6 +140,17 @@ if(CMAKE_SCRIPT_MODE_FILE)
   return()
 endif()
 
+# Appends the link flags of one wrapped call to COHORT_WRAP_LINK_OPTIONS and COHORT_PC_WRAP_FLAGS.
+# NOTE: --undefined makes the linker take __wrap_<call> from libcohort.a whether or not the program's own
+# objects call it. --wrap also renames the references that a shared library on the link line makes
+# (Open MPI's libmpi_cxx.so, which mpicxx adds, calls MPI_File_close), and ld checks that they resolve:
+# without it, a C++ program that does no MPI-IO fails to link ("libmpi_cxx.so: undefined reference to
+# __wrap_MPI_File_close"). At run time such a library still calls the MPI's own MPI_X.
+macro(cohort_wrap_flags call)
+  list(APPEND COHORT_WRAP_LINK_OPTIONS "LINKER:--wrap=${call}" "LINKER:--undefined=__wrap_${call}")
+  string(APPEND COHORT_PC_WRAP_FLAGS " -Wl,--wrap=${call} -Wl,--undefined=__wrap_${call}")
+endmacro()
+
 set(COHORT_CALLS_DEF ${CMAKE_SOURCE_DIR}/wrap/calls.def)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${COHORT_CALLS_DEF})
 cohort_read_calls(${COHORT_CALLS_DEF} _calls)
@@ -157,8 +169,7 @@ foreach(_n _s _r _d _c _e IN ZIP_LISTS _calls_names _calls_status _calls_roots _
     continue()
   endif()
   list(APPEND COHORT_WRAPPED_CALLS "${_n}")
-  list(APPEND COHORT_WRAP_LINK_OPTIONS "LINKER:--wrap=${_n}")
-  string(APPEND COHORT_PC_WRAP_FLAGS " -Wl,--wrap=${_n}")
+  cohort_wrap_flags(${_n})
   if(NOT _e STREQUAL "driver")
     continue()
   endif()
@@ -187,8 +198,7 @@ set(COHORT_MPIX_CALLS)
 foreach(_n _s IN ZIP_LISTS _calls_names _calls_status)
   if(_s STREQUAL "defined" AND NOT COHORT_DETECTOR STREQUAL "ulfm")
     list(APPEND COHORT_MPIX_CALLS "${_n}")
-    list(APPEND COHORT_WRAP_LINK_OPTIONS "LINKER:--wrap=${_n}")
-    string(APPEND COHORT_PC_WRAP_FLAGS " -Wl,--wrap=${_n}")
+    cohort_wrap_flags(${_n})
   endif()
 endforeach()
 string(STRIP "${COHORT_PC_WRAP_FLAGS}" COHORT_PC_WRAP_FLAGS)

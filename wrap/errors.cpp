@@ -8,27 +8,64 @@
 #endif
 
 #include <atomic>
+#include <cstring>
 
 #include "detector/log.hpp"
 #include "repair/repair.hpp"
+#include "wrap/calls.h"
 #include "wrap/policy.hpp"
 
 namespace cohort::wrap {
 namespace {
-std::atomic<int> g_class{-1}, g_code{-1};
-std::atomic<int> g_pending_class{-1}, g_pending_code{-1}, g_revoked_class{-1}, g_revoked_code{-1};
 
-#ifndef MPIX_ERR_PROC_FAILED
-// A class added with MPI_Add_error_class, its string, and one code of it (see err_proc_failed_code).
-void add_class(const char *text, std::atomic<int> *cls_out, std::atomic<int> *code_out) {
-  int cls = -1, code = -1;
+// One of ULFM's failure classes: its value (the MPI's constant, or the class added at MPI_Init) and text.
+struct FailureClass {
+  std::atomic<int> value;
+  const char *text;
+};
+
+#ifdef MPIX_ERR_PROC_FAILED
+FailureClass g_proc_failed{{MPIX_ERR_PROC_FAILED}, "MPI_ERR_PROC_FAILED: a rank needed by this call has failed"};
+FailureClass g_pending{{MPIX_ERR_PROC_FAILED_PENDING},
+                       "MPI_ERR_PROC_FAILED_PENDING: a rank that could send to this MPI_ANY_SOURCE receive has "
+                       "failed (acknowledge it to receive from the others)"};
+FailureClass g_revoked{{MPIX_ERR_REVOKED}, "MPI_ERR_REVOKED: the communicator has been revoked"};
+#else
+FailureClass g_proc_failed{{-1}, "MPI_ERR_PROC_FAILED: a rank needed by this call has failed"};
+FailureClass g_pending{{-1}, "MPI_ERR_PROC_FAILED_PENDING: a rank that could send to this MPI_ANY_SOURCE receive "
+                             "has failed (acknowledge it to receive from the others)"};
+FailureClass g_revoked{{-1}, "MPI_ERR_REVOKED: the communicator has been revoked"};
+
+// A class added with MPI_Add_error_class, with its text (what Open MPI's own fatal handler prints).
+void add_class(FailureClass *c) {
+  int cls = -1;
   if (PMPI_Add_error_class(&cls) != MPI_SUCCESS) return;
-  PMPI_Add_error_string(cls, const_cast<char *>(text));
-  if (PMPI_Add_error_code(cls, &code) == MPI_SUCCESS) PMPI_Add_error_string(code, const_cast<char *>(text));
-  cls_out->store(cls);
-  code_out->store(code);
+  PMPI_Add_error_string(cls, const_cast<char *>(c->text));
+  c->value.store(cls);
 }
 #endif
+
+FailureClass *failure_class(int code) {
+  if (code == MPI_SUCCESS) return nullptr;
+  for (FailureClass *c : {&g_proc_failed, &g_pending, &g_revoked}) {
+    if (code == c->value.load(std::memory_order_relaxed)) return c;
+  }
+  return nullptr;
+}
+
+// MPIX_FT (<cohort/mpi-ext.h>): the attribute key, and the value it has on MPI_COMM_WORLD. NOTE: an int
+// that the attribute points to, as for MPI's own integer attributes (MPI_TAG_UB): programs read
+// *(int *)val. 1: cohort's ULFM API is linked into this program.
+std::atomic<int> g_ft_keyval{MPI_KEYVAL_INVALID};
+int g_ft_value = 1;
+
+void set_ft_attribute() {
+  int key = MPI_KEYVAL_INVALID;
+  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &key, nullptr) != MPI_SUCCESS) return;
+  PMPI_Comm_set_attr(MPI_COMM_WORLD, key, &g_ft_value);
+  g_ft_keyval.store(key);
+}
+
 thread_local bool t_raising = false;  // cohort itself calls the handler (call_errhandler)
 
 #if defined(COHORT_USE_ULFM)
@@ -37,7 +74,7 @@ void fatal_but_failures(MPI_Comm *, int *code, ...) {
   if (!t_raising && repair::error_kind(*code) != repair::ErrorKind::none) return;
   char text[MPI_MAX_ERROR_STRING] = "";
   int len = 0;
-  PMPI_Error_string(*code, text, &len);
+  error_string(*code, text, &len);
   log::write(log::Level::error, "MPI error on a communicator with MPI_ERRORS_ARE_FATAL: %s (code %d)", text, *code);
   stop_job(1);
 }
@@ -55,6 +92,13 @@ void tolerate_failures(MPI_Comm comm) {
 }  // namespace
 
 void call_errhandler(MPI_Comm comm, int code) {
+  const FailureClass *c = failure_class(code);
+  if (c != nullptr) {
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    PMPI_Comm_get_errhandler(comm, &eh);
+    if (eh == MPI_ERRORS_ARE_FATAL) log::write(log::Level::error, "%s (code %d, MPI_ERRORS_ARE_FATAL)", c->text, code);
+    if (eh != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&eh);
+  }
   t_raising = true;
   PMPI_Comm_call_errhandler(comm, code);
   t_raising = false;
@@ -67,34 +111,62 @@ void copy_errhandler(MPI_Comm from, MPI_Comm to) {
   PMPI_Errhandler_free(&eh);
 }
 
-int err_proc_failed() { return g_class.load(); }
-int err_proc_failed_code() { return g_code.load(); }
-int err_proc_failed_pending() { return g_pending_class.load(); }
-int err_proc_failed_pending_code() { return g_pending_code.load(); }
-int err_revoked() { return g_revoked_class.load(); }
-int err_revoked_code() { return g_revoked_code.load(); }
+int err_proc_failed() { return g_proc_failed.value.load(); }
+int err_proc_failed_code() { return g_proc_failed.value.load(); }
+int err_proc_failed_pending() { return g_pending.value.load(); }
+int err_proc_failed_pending_code() { return g_pending.value.load(); }
+int err_revoked() { return g_revoked.value.load(); }
+int err_revoked_code() { return g_revoked.value.load(); }
 
-bool is_failure_code(int rc) {
-  return rc != MPI_SUCCESS && (rc == g_code.load() || rc == g_pending_code.load() || rc == g_revoked_code.load());
+bool is_failure_code(int rc) { return failure_class(rc) != nullptr; }
+
+const char *failure_text(int code) {
+  const FailureClass *c = failure_class(code);
+  return c != nullptr ? c->text : nullptr;
+}
+
+int error_class(int code, int *cls) {
+  if (failure_class(code) == nullptr || cls == nullptr) return PMPI_Error_class(code, cls);
+  *cls = code;
+  return MPI_SUCCESS;
+}
+
+int error_string(int code, char *text, int *len) {
+  const char *mine = failure_text(code);
+  if (mine == nullptr || text == nullptr || len == nullptr) return PMPI_Error_string(code, text, len);
+  std::size_t n = std::strlen(mine);
+  if (n > MPI_MAX_ERROR_STRING - 1) n = MPI_MAX_ERROR_STRING - 1;
+  std::memcpy(text, mine, n);
+  text[n] = '\0';
+  *len = static_cast<int>(n);
+  return MPI_SUCCESS;
 }
 
 void init_error_classes() {
 #ifdef MPIX_ERR_PROC_FAILED
-  g_class.store(MPIX_ERR_PROC_FAILED);
-  g_code.store(MPIX_ERR_PROC_FAILED);
-  g_pending_class.store(MPIX_ERR_PROC_FAILED_PENDING);
-  g_pending_code.store(MPIX_ERR_PROC_FAILED_PENDING);
-  g_revoked_class.store(MPIX_ERR_REVOKED);
-  g_revoked_code.store(MPIX_ERR_REVOKED);
 #if defined(COHORT_USE_ULFM)
   tolerate_failures(MPI_COMM_WORLD);
 #endif
 #else
-  add_class("cohort: a rank needed by this call has failed", &g_class, &g_code);
-  add_class("cohort: a rank that could send to this MPI_ANY_SOURCE receive has failed (acknowledge it)",
-            &g_pending_class, &g_pending_code);
-  add_class("cohort: the communicator has been revoked", &g_revoked_class, &g_revoked_code);
+  add_class(&g_proc_failed);
+  add_class(&g_pending);
+  add_class(&g_revoked);
+#endif
+#if !defined(MPIX_FT)
+  set_ft_attribute();
 #endif
 }
 
 }  // namespace cohort::wrap
+
+extern "C" int cohort_mpix_ft(void) { return cohort::wrap::g_ft_keyval.load(); }
+
+extern "C" int __wrap_MPI_Error_class(int errorcode, int *errorclass) {
+  cohort::wrap::count_call(cohort::wrap::CallId::MPI_Error_class);
+  return cohort::wrap::error_class(errorcode, errorclass);
+}
+
+extern "C" int __wrap_MPI_Error_string(int errorcode, char *string, int *resultlen) {
+  cohort::wrap::count_call(cohort::wrap::CallId::MPI_Error_string);
+  return cohort::wrap::error_string(errorcode, string, resultlen);
+}

@@ -13,6 +13,8 @@
 // point counts its depth in a thread-local counter and forwards to cohort only at depth 0.
 #include <mpi.h>
 
+#include <string_view>
+
 #include "wrap/calls.h"
 
 namespace {
@@ -28,6 +30,10 @@ struct Enter {
   Enter &operator=(const Enter &) = delete;
 };
 
+// Calls answered by cohort at any depth: what a program's error handler, which runs inside the call that
+// raised the error, asks about the code (cohort's failure classes: wrap/errors.hpp). Local, no MPI state.
+constexpr bool any_depth(std::string_view name) { return name == "MPI_Error_class" || name == "MPI_Error_string"; }
+
 }  // namespace
 
 #define COHORT_EXPORT __attribute__((visibility("default")))
@@ -35,11 +41,11 @@ struct Enter {
 extern "C" {
 
 // MPI_X: the program's (or another library's) call. Extra trailing columns of calls.def are ignored.
-#define COHORT_CALL(name, cls, params, args, ...) \
-  COHORT_EXPORT int name params {                 \
-    if (t_depth != 0) return P##name args;        \
-    Enter enter;                                  \
-    return __wrap_##name args;                    \
+#define COHORT_CALL(name, cls, params, args, ...)             \
+  COHORT_EXPORT int name params {                             \
+    if (t_depth != 0 && !any_depth(#name)) return P##name args; \
+    Enter enter;                                              \
+    return __wrap_##name args;                                \
   }
 #include "wrap/calls.def"
 #undef COHORT_CALL

@@ -59,9 +59,9 @@ int cohort_on_failure(cohort_failure_callback callback, void *ctx);
 int cohort_hierarchy_state(int *local_repairs, int *pov_repairs, int *group, int *master);
 
 /** The MPI error class of what calls return under the `error` policy when the rank that matters is dead:
- *  MPIX_ERR_PROC_FAILED where mpi.h defines it, otherwise a class registered at MPI_Init. Test a return
- *  code with MPI_Error_class(rc, &cls) and compare cls (where the class is registered, calls return an
- *  error code of that class, not the class itself). Valid after MPI_Init; -1 before. */
+ *  MPIX_ERR_PROC_FAILED where the MPI's headers define it, otherwise a class added at MPI_Init. Calls
+ *  return the class itself as the code: rc == cohort_err_proc_failed(), and MPI_Error_class(rc, &cls)
+ *  gives cls == rc. Valid after MPI_Init (-1 before where cohort adds the class). */
 int cohort_err_proc_failed(void);
 
 /** How many times this process entered cohort's wrapper for the named call (e.g. "MPI_Barrier"), or -1

@@ -2,14 +2,18 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -22,8 +26,10 @@ namespace {
 
 constexpr int kSignal = SIGURG;
 constexpr int kMaxFrames = 64;
+constexpr std::int64_t kLookEveryMs = 100;  // how often a stalled thread's state is read
 
 pthread_t g_main;
+char g_state_path[64];  // /proc/self/task/<tid>/syscall of the thread that called MPI_Init
 long g_stall_ms = 3000;
 bool g_own_handler = false;  // false: the program has its own SIGURG handler
 
@@ -35,6 +41,7 @@ std::atomic<bool> g_captured{false};
 // The hook's own state (the detector thread only).
 std::uint64_t g_seen = ~0ULL;
 std::int64_t g_since_ms = 0;
+std::int64_t g_next_look_ms = 0;
 enum class Phase { watching, signalled, reported } g_phase = Phase::watching;
 
 std::int64_t now_ms() {
@@ -48,6 +55,20 @@ void on_signal(int) {
   g_nframes.store(backtrace(g_frames, kMaxFrames), std::memory_order_relaxed);
   g_captured.store(true, std::memory_order_release);
   errno = saved;
+}
+
+// Whether the main thread runs (on a core or ready to), rather than waits in a system call: the kernel's
+// /proc/<pid>/task/<tid>/syscall reads "running" then, and the call's number and arguments while it waits.
+// NOTE: a handled signal ends a waiting sleep(), nanosleep(), poll(), select(), epoll_wait() (and a few more)
+// with EINTR even under SA_RESTART, so cohort signals the thread only while it runs. False when the file
+// cannot be read: no signal then.
+bool main_thread_runs() {
+  int fd = open(g_state_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[16] = {};
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  return n >= 7 && std::strncmp(buf, "running", 7) == 0;
 }
 
 bool in_mpi_library(void *pc, Dl_info *info) {
@@ -119,6 +140,10 @@ void check() {
       report(stalled);
       return;
     }
+    // A thread waiting in a system call (the program's sleep, a read) is left alone: looked at again later.
+    if (now < g_next_look_ms) return;
+    g_next_look_ms = now + kLookEveryMs;
+    if (!main_thread_runs()) return;
     g_phase = Phase::signalled;
     pthread_kill(g_main, kSignal);
   } else if (g_phase == Phase::signalled && g_captured.load(std::memory_order_acquire)) {
@@ -131,6 +156,7 @@ void check() {
 
 void start(long timeout_ms) {
   g_main = pthread_self();
+  std::snprintf(g_state_path, sizeof g_state_path, "/proc/self/task/%ld/syscall", static_cast<long>(syscall(SYS_gettid)));
   g_stall_ms = std::max(3000L, 3 * timeout_ms);
   struct sigaction old;
   std::memset(&old, 0, sizeof old);

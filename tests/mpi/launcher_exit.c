@@ -3,18 +3,27 @@
  *                               barrier (so they record it dead) and exit 0: excused, cohort-run exits 0
  *   launcher_exit unnoticed R   rank R dies by SIGKILL after a barrier; the others exit 0 at once, before
  *                               any of them can learn it: not excused (137)
- *   launcher_exit fail R        rank R exits 1 after a barrier; the others exit 0
- *   launcher_exit segv R        rank R dies of SIGSEGV (abort R: SIGABRT); the others notice it and exit 0:
- *                               a crash is never excused
+ *   launcher_exit fail R        rank R exits 1 after a barrier, without MPI_Finalize; the others notice it
+ *                               and exit 0 (failed; excused under --tolerate exit)
+ *   launcher_exit fail-unnoticed R   the same, but the others exit 0 at once (never excused)
+ *   launcher_exit segv R        rank R dies of SIGSEGV (abort R: SIGABRT); the others notice it and exit 0
+ *                               (crashed; excused under --tolerate crash)
  *   launcher_exit all-segv -    every rank dies of SIGSEGV after a barrier
  *   launcher_exit early R       rank R dies by SIGKILL before MPI_Init; the others wait in MPI_Init for it
  *   launcher_exit sleep -       every rank sleeps 30 s after MPI_Init (killed by injection or --timeout)
+ * Signals and the launcher:
+ *   launcher_exit sleep-across R S   rank R dies by SIGKILL after a barrier; the others notice it, then each
+ *                               calls sleep(S) once: it must return 0 after S s by CLOCK_MONOTONIC (cohort
+ *                               sends no signal that cuts it short), and their MPI_Allreduce then counts them
+ *   launcher_exit env NAME=VALUE   every rank finds NAME=VALUE in its environment (set by a launcher option
+ *                               that cohort-run passed on, e.g. -genv / -x)
  * Each launch runs under a hard timeout (TIMEOUT in tests/mpi/CMakeLists.txt: cohort-run's --timeout and
  * ctest's own). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -25,9 +34,46 @@ static int launcher_rank(void) {
   return v == NULL ? -1 : atoi(v);
 }
 
+static double monotonic_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Every rank checks NAME=VALUE in its environment; the ranks count those that found it. */
+static void check_env(const char *assignment) {
+  const char *eq = strchr(assignment, '=');
+  CHECK(eq != NULL, "env mode needs NAME=VALUE, not '%s'", assignment);
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)(eq - assignment), assignment);
+  const char *got = getenv(name);
+  CHECK(got != NULL && strcmp(got, eq + 1) == 0, "%s is '%s', expected '%s' (from the launcher option)", name,
+        got == NULL ? "(unset)" : got, eq + 1);
+  int size, one = 1, count = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Allreduce(&one, &count, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(count == size, "%d of %d ranks found %s", count, size, name);
+  TEST_PASS("%s=%s", name, got);
+}
+
+/* The survivors of `victim` sleep(seconds) once, after they know it dead: nothing may cut it short. */
+static void sleep_across_death(int victim, unsigned seconds) {
+  MPI_Barrier(MPI_COMM_WORLD); /* completes once every survivor knows the victim dead */
+  double start = monotonic_s();
+  unsigned left = sleep(seconds);
+  double slept = monotonic_s() - start;
+  CHECK(left == 0 && slept >= seconds - 0.01, "sleep(%u) returned %u after %.3f s", seconds, left, slept);
+  int size, one = 1, count = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Allreduce(&one, &count, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(count == size - 1, "MPI_Allreduce counted %d survivors, expected %d", count, size - 1);
+  TEST_PASS("sleep(%u) slept %.3f s (rank %d dead)", seconds, slept, victim);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: launcher_exit kill|unnoticed|fail|segv|abort|all-segv|early|sleep RANK\n");
+  if (argc < 3) {
+    fprintf(stderr, "usage: launcher_exit kill|unnoticed|fail|fail-unnoticed|segv|abort|all-segv|early|sleep RANK\n"
+                    "       launcher_exit sleep-across RANK SECONDS | env NAME=VALUE\n");
     return 2;
   }
   const char *mode = argv[1];
@@ -43,16 +89,26 @@ int main(int argc, char **argv) {
     TEST_PASS("slept");
     _exit(0);
   }
+  if (strcmp(mode, "env") == 0) {
+    check_env(argv[2]);
+    MPI_Finalize();
+    return 0;
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   if (strcmp(mode, "all-segv") == 0) raise(SIGSEGV);
   if (rank == victim) {
-    if (strcmp(mode, "kill") == 0 || strcmp(mode, "unnoticed") == 0) raise(SIGKILL);
+    if (strcmp(mode, "kill") == 0 || strcmp(mode, "unnoticed") == 0 || strcmp(mode, "sleep-across") == 0) raise(SIGKILL);
     if (strcmp(mode, "segv") == 0) raise(SIGSEGV);
     if (strcmp(mode, "abort") == 0) abort();
     fflush(stdout);
     _exit(1);
   }
-  if (strcmp(mode, "unnoticed") != 0 && strcmp(mode, "fail") != 0) {
+  if (strcmp(mode, "sleep-across") == 0) {
+    CHECK(argc == 4, "sleep-across needs RANK SECONDS");
+    sleep_across_death(victim, (unsigned)atoi(argv[3]));
+    _exit(0);
+  }
+  if (strcmp(mode, "unnoticed") != 0 && strcmp(mode, "fail-unnoticed") != 0) {
     /* The survivors' barrier completes only once each of them knows the victim dead. */
     MPI_Barrier(MPI_COMM_WORLD);
   } else {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs one multi-rank test under cohort-run with a hard timeout and judges it:
 #   run.sh --mpi M --np N --timeout S [--pass K] [--exit C] [--env VAR=value]... [--expect REGEX]... [--preload]
-#          -- prog args...
+#          [--run-arg X]... [--launcher-arg X]... -- prog args...
+# (--run-arg: a cohort-run option; --launcher-arg: a word cohort-run passes on to the launcher)
 # Passes when cohort-run exits with C (default 0), exactly K ranks printed `cohort-test: rank R PASS`
 # (when --pass is given) and every --expect regex matches some output line.
 # Holds /tmp/cohort-mpi-tests.lock so that no two multi-rank tests ever run at once on this machine.
 set -u
 mpi="" np="" timeout_s=60 pass="" want_exit=0
-expects=() envs=() runargs=()
+expects=() envs=() runargs=() launcherargs=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --mpi) mpi=$2; shift 2 ;;
@@ -18,6 +19,8 @@ while [ $# -gt 0 ]; do
     --env) envs+=("$2"); shift 2 ;;
     --expect) expects+=("$2"); shift 2 ;;
     --preload) runargs+=(--preload); shift ;;
+    --run-arg) runargs+=("$2"); shift 2 ;;
+    --launcher-arg) launcherargs+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -28,7 +31,7 @@ trap 'rm -f "$log"' EXIT
 exec 9>/tmp/cohort-mpi-tests.lock
 flock 9
 start=$(date +%s%N)
-env "${envs[@]}" "$run" --mpi "$mpi" --timeout "$timeout_s" "${runargs[@]}" -n "$np" -- "$@" >"$log" 2>&1
+env "${envs[@]}" "$run" --mpi "$mpi" --timeout "$timeout_s" "${runargs[@]}" -n "$np" "${launcherargs[@]}" -- "$@" >"$log" 2>&1
 rc=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 flock -u 9

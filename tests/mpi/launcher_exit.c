@@ -12,9 +12,9 @@
  *   launcher_exit early R       rank R dies by SIGKILL before MPI_Init; the others wait in MPI_Init for it
  *   launcher_exit sleep -       every rank sleeps 30 s after MPI_Init (killed by injection or --timeout)
  * Signals and the launcher:
- *   launcher_exit sleep-across R S   rank R dies by SIGKILL after a barrier; the others notice it, then each
- *                               calls sleep(S) once: it must return 0 after S s by CLOCK_MONOTONIC (cohort
- *                               sends no signal that cuts it short), and their MPI_Allreduce then counts them
+ *   launcher_exit sleep-across R S   after a barrier the others call sleep(S) once, and rank R dies by SIGKILL
+ *                               1 s later: the sleep must return 0 after S s by CLOCK_MONOTONIC (no signal
+ *                               cuts it short), and their MPI_Allreduce then counts the survivors
  *   launcher_exit env NAME=VALUE   every rank finds NAME=VALUE in its environment (set by a launcher option
  *                               that cohort-run passed on, e.g. -genv / -x)
  * Each launch runs under a hard timeout (TIMEOUT in tests/mpi/CMakeLists.txt: cohort-run's --timeout and
@@ -56,9 +56,9 @@ static void check_env(const char *assignment) {
   TEST_PASS("%s=%s", name, got);
 }
 
-/* The survivors of `victim` sleep(seconds) once, after they know it dead: nothing may cut it short. */
+/* The survivors of `victim` sleep(seconds) once while it dies (1 s in) and they learn it: nothing may cut
+ * the sleep short, neither the launcher's signals at the death (MPICH's SIGUSR1) nor cohort's. */
 static void sleep_across_death(int victim, unsigned seconds) {
-  MPI_Barrier(MPI_COMM_WORLD); /* completes once every survivor knows the victim dead */
   double start = monotonic_s();
   unsigned left = sleep(seconds);
   double slept = monotonic_s() - start;
@@ -97,6 +97,7 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (strcmp(mode, "all-segv") == 0) raise(SIGSEGV);
   if (rank == victim) {
+    if (strcmp(mode, "sleep-across") == 0) sleep_ms(1000);
     if (strcmp(mode, "kill") == 0 || strcmp(mode, "unnoticed") == 0 || strcmp(mode, "sleep-across") == 0) raise(SIGKILL);
     if (strcmp(mode, "segv") == 0) raise(SIGSEGV);
     if (strcmp(mode, "abort") == 0) abort();

@@ -53,7 +53,7 @@ FailureClass *failure_class(int code) {
   return nullptr;
 }
 
-// MPIX_FT (<cohort/mpi-ext.h>): the attribute key, and the value it has on MPI_COMM_WORLD. NOTE: an int
+// MPIX_FT (<cohort/mpi-ext.h>): the attribute key where the MPI has none, and the value on MPI_COMM_WORLD. NOTE: an int
 // that the attribute points to, as for MPI's own integer attributes (MPI_TAG_UB): programs read
 // *(int *)val. 1: cohort's ULFM API is linked into this program.
 std::atomic<int> g_ft_keyval{MPI_KEYVAL_INVALID};
@@ -164,6 +164,20 @@ extern "C" int cohort_mpix_ft(void) { return cohort::wrap::g_ft_keyval.load(); }
 extern "C" int __wrap_MPI_Error_class(int errorcode, int *errorclass) {
   cohort::wrap::count_call(cohort::wrap::CallId::MPI_Error_class);
   return cohort::wrap::error_class(errorcode, errorclass);
+}
+
+extern "C" int __wrap_MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag) {
+  cohort::wrap::count_call(cohort::wrap::CallId::MPI_Comm_get_attr);
+#if defined(MPIX_FT) && !defined(COHORT_USE_ULFM)
+  // NOTE: the MPI's own key (Open MPI 5), whose value says whether the MPI's ULFM is on: off under cohort's
+  // heartbeat build, whose ULFM API is cohort's own.
+  if (keyval == MPIX_FT && comm == MPI_COMM_WORLD && value != nullptr && flag != nullptr) {
+    *static_cast<int **>(value) = &cohort::wrap::g_ft_value;
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
+#endif
+  return PMPI_Comm_get_attr(comm, keyval, value, flag);
 }
 
 extern "C" int __wrap_MPI_Error_string(int errorcode, char *string, int *resultlen) {

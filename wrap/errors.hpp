@@ -1,4 +1,5 @@
-// ULFM's three failure classes as cohort returns them, their strings, and the error handlers cohort calls.
+// ULFM's three failure classes as cohort returns them, their strings, the MPIX_FT attribute (its wrapper of
+// MPI_Comm_get_attr is here too), and the error handlers cohort calls.
 #pragma once
 #include <mpi.h>
 

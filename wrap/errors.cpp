@@ -24,18 +24,18 @@ struct FailureClass {
   const char *text;
 };
 
+// The MPI's constants where its headers define them (MPICH, Open MPI 5); otherwise added at MPI_Init.
 #ifdef MPIX_ERR_PROC_FAILED
-FailureClass g_proc_failed{{MPIX_ERR_PROC_FAILED}, "MPI_ERR_PROC_FAILED: a rank needed by this call has failed"};
-FailureClass g_pending{{MPIX_ERR_PROC_FAILED_PENDING},
-                       "MPI_ERR_PROC_FAILED_PENDING: a rank that could send to this MPI_ANY_SOURCE receive has "
-                       "failed (acknowledge it to receive from the others)"};
-FailureClass g_revoked{{MPIX_ERR_REVOKED}, "MPI_ERR_REVOKED: the communicator has been revoked"};
+constexpr int kProcFailed = MPIX_ERR_PROC_FAILED, kPending = MPIX_ERR_PROC_FAILED_PENDING, kRevoked = MPIX_ERR_REVOKED;
 #else
-FailureClass g_proc_failed{{-1}, "MPI_ERR_PROC_FAILED: a rank needed by this call has failed"};
-FailureClass g_pending{{-1}, "MPI_ERR_PROC_FAILED_PENDING: a rank that could send to this MPI_ANY_SOURCE receive "
-                             "has failed (acknowledge it to receive from the others)"};
-FailureClass g_revoked{{-1}, "MPI_ERR_REVOKED: the communicator has been revoked"};
+constexpr int kProcFailed = -1, kPending = -1, kRevoked = -1;
+#endif
+FailureClass g_proc_failed{{kProcFailed}, "MPI_ERR_PROC_FAILED: a rank needed by this call has failed"};
+FailureClass g_pending{{kPending}, "MPI_ERR_PROC_FAILED_PENDING: a rank that could send to this MPI_ANY_SOURCE "
+                                   "receive has failed (acknowledge it to receive from the others)"};
+FailureClass g_revoked{{kRevoked}, "MPI_ERR_REVOKED: the communicator has been revoked"};
 
+#ifndef MPIX_ERR_PROC_FAILED
 // A class added with MPI_Add_error_class, with its text (what Open MPI's own fatal handler prints).
 void add_class(FailureClass *c) {
   int cls = -1;
@@ -53,9 +53,9 @@ FailureClass *failure_class(int code) {
   return nullptr;
 }
 
-// MPIX_FT (<cohort/mpi-ext.h>): the attribute key where the MPI has none, and the value on MPI_COMM_WORLD. NOTE: an int
-// that the attribute points to, as for MPI's own integer attributes (MPI_TAG_UB): programs read
-// *(int *)val. 1: cohort's ULFM API is linked into this program.
+// MPIX_FT (<cohort/mpi-ext.h>): the attribute key where the MPI has none, and the value on MPI_COMM_WORLD.
+// NOTE: an int that the attribute points to, as for MPI's own integer attributes (MPI_TAG_UB): programs
+// read *(int *)val. 1: cohort's ULFM API is linked into this program.
 std::atomic<int> g_ft_keyval{MPI_KEYVAL_INVALID};
 int g_ft_value = 1;
 

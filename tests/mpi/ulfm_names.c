@@ -153,8 +153,8 @@ static int failed(int victim) {
   }
   int buf = -1;
   int rc = MPI_Recv(&buf, 1, MPI_INT, victim, 1, comm, MPI_STATUS_IGNORE);
-  CHECK(rc == MPIX_ERR_PROC_FAILED && rc == MPI_ERR_PROC_FAILED, "MPI_Recv from the dead rank %d returned %d (class %d)",
-        victim, rc, rc == MPI_SUCCESS ? 0 : class_of(rc));
+  CHECK(rc == MPIX_ERR_PROC_FAILED && rc == MPI_ERR_PROC_FAILED,
+        "MPI_Recv from the dead rank %d returned %d (class %d)", victim, rc, rc == MPI_SUCCESS ? 0 : class_of(rc));
   CHECK(class_of(rc) == MPI_ERR_PROC_FAILED, "MPI_Error_class(%d) is %d", rc, class_of(rc));
   check_string(rc, "MPI_ERR_PROC_FAILED");
   CHECK(g_handler_calls == 1 && g_handler_code == rc && g_handler_class == MPI_ERR_PROC_FAILED,
@@ -186,7 +186,8 @@ static int failed(int victim) {
   if (rc == MPI_ERR_PROC_FAILED_PENDING && buf == prev_rank) rc = MPI_SUCCESS, st.MPI_SOURCE = prev_rank;
 #endif
   CHECK(rc == MPI_SUCCESS && buf == prev_rank && st.MPI_SOURCE == prev_rank,
-        "MPI_ANY_SOURCE after MPI_Comm_ack_failed: rc %d, got %d from %d (expected %d)", rc, buf, st.MPI_SOURCE, prev_rank);
+        "MPI_ANY_SOURCE after MPI_Comm_ack_failed: rc %d, got %d from %d (expected %d)", rc, buf, st.MPI_SOURCE,
+        prev_rank);
   MPI_Group failed_group;
   MPI_Comm_get_failed(comm, &failed_group);
   CHECK(group_size(failed_group) == 1, "MPI_Comm_get_failed: %d members", group_size(failed_group));

@@ -719,6 +719,7 @@ using namespace cohort::wrap;  // NOLINT: the generated extern "C" entry points 
     if (a == nullptr) {                                                                            \
       int inter_rc = MPI_SUCCESS; /* an intercommunicator cohort made (wrap/intercomm.hpp)? */      \
       if (inter::collective(CallId::name, &inter_rc, COHORT_UNPAREN args)) return inter_rc;        \
+      if (ulfm::revoked(comm)) return ulfm::raise(comm, ulfm::Failure::revoked, #name);            \
       return P##name args;                                                                         \
     }                                                                                              \
     return coll::post_##name(*a, describe(CallId::name, COHORT_ROOT_##root), COHORT_UNPAREN args); \

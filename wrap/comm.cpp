@@ -286,9 +286,19 @@ extern "C" int __wrap_MPI_Comm_size(MPI_Comm comm, int *size) {
   return PMPI_Comm_size(comm, size);
 }
 
+// A communicator that is no alias may still be revoked (an intercommunicator cohort made, through its
+// union): then the creation call is refused, as on a revoked alias (ULFM 17.3.1).
+static bool refused_revoked(MPI_Comm comm, const char *call, int *rc) {
+  if (!ulfm::revoked(comm)) return false;
+  *rc = ulfm::raise(comm, ulfm::Failure::revoked, call);
+  return true;
+}
+
 extern "C" int __wrap_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_dup);
   Alias *a = find_alias(comm);
+  int rc = MPI_SUCCESS;
+  if (a == nullptr && refused_revoked(comm, "MPI_Comm_dup", &rc)) return rc;
   if (a == nullptr) return PMPI_Comm_dup(comm, newcomm);
   return dup_alias(*a, CallId::MPI_Comm_dup, newcomm);
 }
@@ -296,6 +306,8 @@ extern "C" int __wrap_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 extern "C" int __wrap_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_dup_with_info);
   Alias *a = find_alias(comm);
+  int rc0 = MPI_SUCCESS;
+  if (a == nullptr && refused_revoked(comm, "MPI_Comm_dup_with_info", &rc0)) return rc0;
   if (a == nullptr) return PMPI_Comm_dup_with_info(comm, info, newcomm);
   int rc = dup_alias(*a, CallId::MPI_Comm_dup_with_info, newcomm);
   if (rc != MPI_SUCCESS || info == MPI_INFO_NULL) return rc;

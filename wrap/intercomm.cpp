@@ -400,6 +400,12 @@ MPI_Comm union_of(MPI_Comm comm) {
   return r ? r->union_comm : MPI_COMM_NULL;
 }
 
+int union_side(MPI_Comm comm) {
+  auto r = find(comm);
+  if (!r) return -1;
+  return std::find(r->local_u.begin(), r->local_u.end(), 0) != r->local_u.end() ? 0 : 1;
+}
+
 bool collective(CallId id, int *rc, MPI_Comm comm) {
   auto r = id == CallId::MPI_Barrier ? find_for_call(comm) : nullptr;
   if (!r) return false;

@@ -18,6 +18,10 @@ namespace cohort::wrap::inter {
 /// other communicator. The union stands for the intercommunicator in repair: its revocation is the
 /// intercommunicator's (MPIX_Comm_revoke on either, ULFM 17.3.1). Thread-safe.
 MPI_Comm union_of(MPI_Comm comm);
+/// Which group of an intercommunicator cohort made this process is in: 0 for the group whose ranks come
+/// first in the union (the one holding the lower MPI_COMM_WORLD rank), 1 for the other; -1 for any other
+/// communicator. Thread-safe.
+int union_side(MPI_Comm comm);
 
 bool collective(CallId id, int *rc, MPI_Comm comm);
 bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);

@@ -612,6 +612,11 @@ namespace {
 // failed (*rc); false when the peer is dead with no message left for it: the receive policy applies.
 template <typename Iprobe>
 bool probe_blocking(Op &op, Iprobe iprobe, int *rc) {
+  namespace ulfm = cohort::wrap::ulfm;
+  if (ulfm::revoked(op.comm)) {
+    *rc = ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
+    return true;
+  }
   int flag = 0;
   *rc = iprobe(&flag);
   if (p2p::mpi_reported_dead_probe(rc, op)) return false;
@@ -623,9 +628,14 @@ bool probe_blocking(Op &op, Iprobe iprobe, int *rc) {
   cohort::wrap::Watch watch;
   watch.broken = [&op] { return p2p::dead(op); };
   watch.join_repairs = true;
-  if (cohort::wrap::wait_until(std::ref(poll), watch) == cohort::wrap::WaitResult::completed &&
-      op.stage == p2p::Stage::posted)
+  watch.revocable = ulfm::revocation_comm(op.comm);
+  watch.revoke_lazily = !ulfm::selected(op.comm);
+  const cohort::wrap::WaitResult waited = cohort::wrap::wait_until(std::ref(poll), watch);
+  if (waited == cohort::wrap::WaitResult::revoked) {
+    *rc = ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
     return true;
+  }
+  if (waited == cohort::wrap::WaitResult::completed && op.stage == p2p::Stage::posted) return true;
   // NOTE: a message that arrived before its sender died is still there to be received.
   return op.stage == p2p::Stage::posted && poll() && op.stage == p2p::Stage::posted;
 }
@@ -635,6 +645,12 @@ bool probe_blocking(Op &op, Iprobe iprobe, int *rc) {
 // p2p::apply_policy); false otherwise, with MPI's *rc and *flag.
 template <typename Iprobe>
 bool iprobe_found_dead(Op &op, Iprobe iprobe, int *flag, int *rc) {
+  namespace ulfm = cohort::wrap::ulfm;
+  if (ulfm::revoked(op.comm)) {  // (ULFM 17.3.1: a probe on a revoked communicator is interrupted too)
+    *flag = 0;
+    *rc = ulfm::raise(op.comm, ulfm::Failure::revoked, op.call);
+    return false;
+  }
   *rc = iprobe(flag);
   if (*rc != MPI_SUCCESS) {
     if (p2p::mpi_reported_dead_probe(rc, op)) {

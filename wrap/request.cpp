@@ -87,7 +87,8 @@ void describe(const Op &op, char *out, std::size_t n) {
 // The policy's outcome for a request whose peer died: MPI_SUCCESS (skip) or the proc-failed class
 // (error), *st filled; abort does not return. The error handler is left to the caller (once per call).
 int outcome(const Op &op, MPI_Status *st) {
-  if (ulfm::revoked(op.comm)) {  // ULFM mode: a request withdrawn because its communicator was revoked
+  // A request withdrawn because its communicator was revoked (a dead peer's is reported as a failure)
+  if (ulfm::revoked(op.comm) && (op.peer < 0 || !peer_dead(op.comm, op.peer))) {
     fill(st, op.peer, op.tag, ulfm::code(ulfm::Failure::revoked));
     return ulfm::code(ulfm::Failure::revoked);
   }
@@ -420,7 +421,8 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
     if (op.stage == Stage::posted && wait_until(std::ref(test), watch) == WaitResult::completed &&
         op.stage == Stage::posted)
       return rc;
-    if (op.stage == Stage::posted && *req != MPI_REQUEST_NULL) {
+    // (the peer's death, when it ended the wait, is reported before a revoke that came meanwhile)
+    if (op.stage == Stage::posted && *req != MPI_REQUEST_NULL && !dead(op)) {
       if (auto f = interruption(op)) return interrupt(req, op, st, *f, keep_pending);
     }
   }

@@ -243,19 +243,22 @@ int iagree_free(void *job) {
 }
 int iagree_cancel(void *, int) { return MPI_SUCCESS; }
 
-// The agreement and ULFM's verdict on it: MPIX_ERR_PROC_FAILED when the agreed failed set holds a member
-// that this rank has not acknowledged (the flag is agreed either way). Calls no error handler.
+// The agreement and ULFM's verdict on it, the same at every survivor (ULFM 17.3.1: agree raises
+// MPIX_ERR_PROC_FAILED uniformly): a second agreement ANDs whether each survivor had acknowledged every
+// member in the first one's failed set; a member failed between the two also fails the call everywhere.
+// The flag is agreed either way. Calls no error handler.
 int agree_quietly(Alias &a, int *flag) {
   std::vector<int> failed;
   int rc = cohort::repair::agree(a.handle(), flag, &failed);
   if (rc != MPI_SUCCESS) return rc;
   std::vector<int> known = ulfm::detail::failed_members(a);
-  std::size_t acked = std::min(known.size(), ulfm::detail::acked(a.handle()));
-  for (int r : failed) {
-    if (std::find(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(acked), r) ==
-        known.begin() + static_cast<std::ptrdiff_t>(acked))
-      return ulfm::code(ulfm::Failure::proc_failed);
-  }
+  const auto acked_end = known.begin() + static_cast<std::ptrdiff_t>(std::min(known.size(), ulfm::detail::acked(a.handle())));
+  int all_acked = std::all_of(failed.begin(), failed.end(),
+                              [&](int r) { return std::find(known.begin(), acked_end, r) != acked_end; });
+  std::vector<int> failed_since;
+  rc = cohort::repair::agree(a.handle(), &all_acked, &failed_since);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!all_acked || failed_since.size() > failed.size()) return ulfm::code(ulfm::Failure::proc_failed);
   return MPI_SUCCESS;
 }
 
@@ -299,9 +302,23 @@ int __wrap_MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
 }
 
 int __wrap_MPIX_Comm_agree(MPI_Comm comm, int *flag) {
+  if (flag == nullptr) return MPI_ERR_ARG;
+  // An intercommunicator's agreement gives each group the AND of the other group's flags (ULFM 17.3.1):
+  // two agreements on its union, each over one group's flags (the other group contributes all ones).
+  if (int side = cohort::wrap::inter::union_side(comm); side >= 0) {
+    Alias *u = ulfm::detail::enter(ulfm::revocation_comm(comm), "MPIX_Comm_agree", true);
+    if (u == nullptr) return MPI_ERR_COMM;
+    int of_side[2] = {side == 0 ? *flag : ~0, side == 1 ? *flag : ~0};
+    int rc = agree_quietly(*u, &of_side[0]);
+    int rc1 = agree_quietly(*u, &of_side[1]);
+    if (rc == MPI_SUCCESS) rc = rc1;
+    *flag = of_side[1 - side];
+    if (rc == ulfm::code(ulfm::Failure::proc_failed)) return ulfm::raise(comm, ulfm::Failure::proc_failed, "MPIX_Comm_agree");
+    if (rc != MPI_SUCCESS) cohort::wrap::call_errhandler(comm, rc);
+    return rc;
+  }
   Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_agree", true);
   if (a == nullptr) return MPI_ERR_COMM;
-  if (flag == nullptr) return MPI_ERR_ARG;
   int rc = agree_quietly(*a, flag);
   if (rc == ulfm::code(ulfm::Failure::proc_failed)) return ulfm::raise(comm, ulfm::Failure::proc_failed, "MPIX_Comm_agree");
   if (rc != MPI_SUCCESS) cohort::wrap::call_errhandler(comm, rc);

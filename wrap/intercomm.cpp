@@ -395,6 +395,42 @@ int make_intercomm(Alias &u, const Lists &lists, bool local_first, int tag, MPI_
 
 // ---- the collectives (wrap/intercomm.hpp) ----
 
+int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
+  auto r = find(comm);
+  if (!r) return MPI_ERR_COMM;
+  *newcomm = MPI_COMM_NULL;
+  MPI_Comm su = MPI_COMM_NULL;
+  int rc = repair::shrink(r->union_comm, &su);
+  if (rc != MPI_SUCCESS) return rc;
+  copy_errhandler(comm, su);
+  Alias *shrunk = register_alias(su);
+  const Alias *old = find_alias(r->union_comm);
+  if (shrunk == nullptr || old == nullptr) return MPI_ERR_OTHER;
+  // Each group's survivors, by world rank: the old union's members that the shrunk union holds.
+  const std::vector<int> alive = shrunk->current().map.member_world_ranks();
+  Lists lists;
+  auto keep = [&](const std::vector<int> &members, std::vector<int> *out) {
+    for (int a : members) {
+      int w = old->current().map.to_world(a);
+      if (std::find(alive.begin(), alive.end(), w) != alive.end()) out->push_back(w);
+    }
+  };
+  keep(r->local_u, &lists.local);
+  keep(r->remote_u, &lists.remote);
+  if (lists.local.empty() || lists.remote.empty()) return MPI_ERR_OTHER;  // a group has no survivor
+  const bool local_first = *std::min_element(lists.local.begin(), lists.local.end()) <
+                           *std::min_element(lists.remote.begin(), lists.remote.end());
+  auto rec = std::make_shared<Record>();
+  rec->union_comm = su;
+  constexpr int kShrinkTag = 0x5348;  // (on the new union's own substitute: nothing else is sent there yet)
+  rc = make_intercomm(*shrunk, lists, local_first, kShrinkTag, newcomm, rec.get());
+  if (rc != MPI_SUCCESS) return rc;
+  copy_errhandler(comm, *newcomm);
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_records[*newcomm] = std::move(rec);
+  return MPI_SUCCESS;
+}
+
 MPI_Comm union_of(MPI_Comm comm) {
   auto r = find(comm);
   return r ? r->union_comm : MPI_COMM_NULL;

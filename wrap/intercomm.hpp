@@ -22,6 +22,12 @@ MPI_Comm union_of(MPI_Comm comm);
 /// first in the union (the one holding the lower MPI_COMM_WORLD rank), 1 for the other; -1 for any other
 /// communicator. Thread-safe.
 int union_side(MPI_Comm comm);
+/// MPIX_Comm_shrink of an intercommunicator cohort made (ULFM 17.3.2): its union shrunk over the survivors
+/// of both groups (works on a revoked one), and a new intercommunicator between each group's survivors on
+/// it, registered as cohort's, with comm's error handler. Collective over the survivors of both groups.
+/// Returns MPI_SUCCESS, MPI_ERR_COMM (not an intercommunicator cohort made), MPI_ERR_OTHER (a group has no
+/// survivor), or an MPI error of the shrink or the creation.
+int shrink(MPI_Comm comm, MPI_Comm *newcomm);
 
 bool collective(CallId id, int *rc, MPI_Comm comm);
 bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);

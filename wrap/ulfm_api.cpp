@@ -283,6 +283,16 @@ int __wrap_MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
 }
 
 int __wrap_MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
+  if (cohort::wrap::inter::union_side(comm) >= 0) {
+    if (newcomm == nullptr) return MPI_ERR_ARG;
+    ulfm::detail::enter(ulfm::revocation_comm(comm), "MPIX_Comm_shrink", true);
+    int rc = cohort::wrap::inter::shrink(comm, newcomm);
+    if (rc != MPI_SUCCESS) {
+      COHORT_LOG_ERROR("MPIX_Comm_shrink: shrinking the intercommunicator failed (code %d)", rc);
+      cohort::wrap::call_errhandler(comm, rc);
+    }
+    return rc;
+  }
   Alias *a = ulfm::detail::enter(comm, "MPIX_Comm_shrink", true);
   if (a == nullptr) return MPI_ERR_COMM;
   if (newcomm == nullptr) return MPI_ERR_ARG;

@@ -120,3 +120,28 @@ foreach(mode revoke agree shrink)
   conformance_test(stress.${mode} 4 none TIMEOUT 300 stress ${mode} 100)
   conformance_test(stress.${mode}.deaths 2 killed TIMEOUT 300 stress ${mode} 100 3@30 1@60)
 endforeach()
+
+# Where a run differs from the specification (docs/ulfm-conformance.md says how): the tests stay
+# registered and run by hand; scripts/test leaves these labels out.
+# - conformance_todo (cohort's builds): a nonblocking collective on an intercommunicator goes to MPI
+#   unchanged, and a revoke cannot interrupt MPI's own request.
+# - native_differs (the ulfm build, Open MPI 5.0.7's own ULFM): fails or hangs there.
+if(COHORT_USE_ULFM)
+  set(_conf_differs failure_notification.dup.before
+    comm_revoke.interrupts.send comm_revoke.interrupts.isend comm_revoke.interrupts.psend
+    comm_revoke.interrupts.ibcast comm_revoke.interrupts_with_dead_member.isend
+    comm_revoke.revoked.ibarrier comm_revoke.revoked.ibcast comm_revoke.revoked.isend comm_revoke.revoked.psend
+    comm_revoke.intercomm_revoked.psend
+    comm_agree.dead_unacknowledged.before comm_agree.dead_unacknowledged.during
+    comm_agree.acknowledged_by_some_only mpi5_names.present)
+  foreach(k recv send irecv isend barrier ibarrier)
+    list(APPEND _conf_differs comm_revoke.intercomm_interrupts.${k})
+  endforeach()
+  set(_conf_label native_differs)
+else()
+  set(_conf_differs comm_revoke.intercomm_interrupts.ibarrier)
+  set(_conf_label conformance_todo)
+endif()
+foreach(t IN LISTS _conf_differs)
+  set_property(TEST ulfm_conformance.${t} APPEND PROPERTY LABELS ${_conf_label})
+endforeach()

@@ -1,24 +1,38 @@
 # ULFM's API (issue 13): the ULFM-style programs of ulfm_api.c. Heartbeat builds (MPICH, Open MPI 4.1): linked
 # with cohort, whose MPIX_* they call. The ulfm build (Open MPI 5 --with-ft=ulfm): the same source built
 # natively (-DULFM_NATIVE, MPI only, no cohort), as the reference the cohort runs are held to.
-add_executable(ulfm_api ulfm_api.c)
-if(COHORT_USE_ULFM)
-  target_compile_definitions(ulfm_api PRIVATE ULFM_NATIVE=1)
-  target_link_libraries(ulfm_api PRIVATE MPI::MPI_C)
-  set(_ulfm_labels ulfm_native)
-  # NOTE: without cohort no survivor records the victim's death, so cohort-run reports its SIGKILL (exit
-  # 137); the survivors' PASS lines are counted all the same.
-  set(_ulfm_killed EXIT 137)
-else()
-  target_link_libraries(ulfm_api PRIVATE cohort::cohort)
-  set(_ulfm_labels ulfm_api)
-  set(_ulfm_killed)
-endif()
+# ulfm_program(target source label): the executable of a ULFM program, linked with cohort in the heartbeat
+# builds and built natively in the ulfm build (-DULFM_NATIVE, MPI and cohort's headers only). Sets in the
+# caller: ULFM_LABELS (label, and ulfm_native natively), ULFM_KILLED (natively EXIT 137: without cohort no
+# survivor records the victim's death, so cohort-run reports its SIGKILL; the survivors' PASS lines are
+# counted all the same) and ULFM_ENV (the heartbeat settings of this MPI).
+function(ulfm_program target source label)
+  add_executable(${target} ${source})
+  if(COHORT_USE_ULFM)
+    target_compile_definitions(${target} PRIVATE ULFM_NATIVE=1)
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+    target_link_libraries(${target} PRIVATE MPI::MPI_C)
+    set(ULFM_LABELS ${label} ulfm_native PARENT_SCOPE)
+    set(ULFM_KILLED EXIT 137 PARENT_SCOPE)
+  else()
+    target_link_libraries(${target} PRIVATE cohort::cohort)
+    set(ULFM_LABELS ${label} PARENT_SCOPE)
+    set(ULFM_KILLED "" PARENT_SCOPE)
+  endif()
+  if(COHORT_MPI_NAME STREQUAL "mpich")
+    set(ULFM_ENV COHORT_HB_PERIOD_MS=200 COHORT_HB_TIMEOUT_MS=2000 PARENT_SCOPE)
+  else()
+    set(ULFM_ENV COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500 PARENT_SCOPE)
+  endif()
+endfunction()
+
+ulfm_program(ulfm_api ulfm_api.c ulfm_api)
+set(_ulfm_labels ${ULFM_LABELS})
+set(_ulfm_killed ${ULFM_KILLED})
+set(_ulfm_env ${ULFM_ENV})
 if(COHORT_MPI_NAME STREQUAL "mpich")
-  set(_ulfm_env COHORT_HB_PERIOD_MS=200 COHORT_HB_TIMEOUT_MS=2000)
   set(_ulfm_timeout 120)
 else()
-  set(_ulfm_env COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500)
   set(_ulfm_timeout 60)
 endif()
 set(_ulfm $<TARGET_FILE:ulfm_api>)

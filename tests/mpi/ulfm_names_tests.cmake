@@ -3,23 +3,13 @@
 # libcohort-preload.so and run under `cohort-run --preload` (an error handler, which runs inside the call
 # that failed, asks MPI_Error_class about cohort's code). The ulfm build (Open MPI 5 --with-ft=ulfm): the same
 # source built natively (-DULFM_NATIVE, MPI only, cohort's header only), the reference the cohort runs meet.
-add_executable(ulfm_names ulfm_names.c)
-if(COHORT_USE_ULFM)
-  target_compile_definitions(ulfm_names PRIVATE ULFM_NATIVE=1)
-  target_include_directories(ulfm_names PRIVATE ${PROJECT_SOURCE_DIR}/include)
-  target_link_libraries(ulfm_names PRIVATE MPI::MPI_C)
-  set(_un_labels ulfm_native)
-  set(_un_killed EXIT 137)  # as ulfm_api's native runs: no survivor records the victim's death
-else()
-  target_link_libraries(ulfm_names PRIVATE cohort::cohort)
-  set(_un_labels ulfm_api)
-  set(_un_killed)
-endif()
+ulfm_program(ulfm_names ulfm_names.c ulfm_api)
+set(_un_labels ${ULFM_LABELS})
+set(_un_killed ${ULFM_KILLED})
+set(_un_env ${ULFM_ENV})
 if(COHORT_MPI_NAME STREQUAL "mpich")
-  set(_un_env COHORT_HB_PERIOD_MS=200 COHORT_HB_TIMEOUT_MS=2000)
   set(_un_timeout 120)
 else()
-  set(_un_env COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500)
   set(_un_timeout 60)
 endif()
 cohort_mpi_test(ulfm_api.names.no_failure PART ulfm_api NP 4 TIMEOUT ${_un_timeout} PASS 4 ENV ${_un_env}

@@ -3,27 +3,16 @@
 # 4.1): linked with cohort, whose MPIX_* it calls (label ulfm_conformance). The ulfm build (Open MPI 5
 # --with-ft=ulfm): the same source built natively (-DULFM_NATIVE, MPI only), labels ulfm_conformance and
 # ulfm_native; a test that fails there documents a difference of native ULFM and stays registered.
-add_executable(ulfm_conformance ${CMAKE_CURRENT_LIST_DIR}/conformance.c)
-if(COHORT_USE_ULFM)
-  target_compile_definitions(ulfm_conformance PRIVATE ULFM_NATIVE=1)
-  target_link_libraries(ulfm_conformance PRIVATE MPI::MPI_C)
-  set(_conf_labels ulfm_conformance ulfm_native)
-  # NOTE: without cohort no survivor records the victim's death, so cohort-run reports its SIGKILL (137);
-  # the survivors' PASS lines are counted all the same.
-  set(_conf_killed EXIT 137)
-else()
-  target_link_libraries(ulfm_conformance PRIVATE cohort::cohort)
-  set(_conf_labels ulfm_conformance)
-  set(_conf_killed)
-endif()
+ulfm_program(ulfm_conformance ${CMAKE_CURRENT_LIST_DIR}/conformance.c ulfm_conformance)
+set(_conf_labels ${ULFM_LABELS})
+set(_conf_killed ${ULFM_KILLED})
+set(_conf_env ${ULFM_ENV})
 # DELAY: how long the survivors wait for a death to be detected ("before") or the victim waits before dying
 # while the survivors are in the operation ("during"); past the heartbeat timeout of each MPI's settings.
 if(COHORT_MPI_NAME STREQUAL "mpich")
-  set(_conf_env COHORT_HB_PERIOD_MS=200 COHORT_HB_TIMEOUT_MS=2000)
   set(_conf_delay 3000)
   set(_conf_timeout 40)
 else()
-  set(_conf_env COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500)
   set(_conf_delay 1000)
   set(_conf_timeout 30)
 endif()

@@ -380,7 +380,9 @@ bool OpAdapter::poll(bool wait_) {
     }
   }
   refused_ = false;
-  if (waited == WaitResult::revoked) return ended_by_ulfm();
+  // (a revocation that is not the program's, e.g. ULFM's of a private substitute under the ulfm backend,
+  // breaks the request as a failure does)
+  if (waited == WaitResult::revoked && ended_by_ulfm()) return true;
   if (waited == WaitResult::completed || waited == WaitResult::failed) {
     op_.completed(rc, sub_->any_member_failed());
     // (a self-confirming call returns here: the point where others post their confirmation)
@@ -418,7 +420,7 @@ bool OpAdapter::poll_confirm(bool wait_) {
       return false;
     }
   }
-  if (waited == WaitResult::revoked) return ended_by_ulfm();
+  if (waited == WaitResult::revoked && ended_by_ulfm()) return true;
   if (waited == WaitResult::completed) {
     op_.confirmed();
   } else {

@@ -5,7 +5,7 @@
 # builds and built natively in the ulfm build (-DULFM_NATIVE, MPI and cohort's headers only). Sets in the
 # caller: ULFM_LABELS (label, and ulfm_native natively), ULFM_KILLED (natively EXIT 137: without cohort no
 # survivor records the victim's death, so cohort-run reports its SIGKILL; the survivors' PASS lines are
-# counted all the same) and ULFM_ENV (the heartbeat settings of this MPI).
+# counted all the same), ULFM_ENV (the heartbeat settings of this MPI) and ULFM_TIMEOUT (s, per run).
 function(ulfm_program target source label)
   add_executable(${target} ${source})
   if(COHORT_USE_ULFM)
@@ -21,8 +21,10 @@ function(ulfm_program target source label)
   endif()
   if(COHORT_MPI_NAME STREQUAL "mpich")
     set(ULFM_ENV COHORT_HB_PERIOD_MS=200 COHORT_HB_TIMEOUT_MS=2000 PARENT_SCOPE)
+    set(ULFM_TIMEOUT 120 PARENT_SCOPE)
   else()
     set(ULFM_ENV COHORT_HB_PERIOD_MS=50 COHORT_HB_TIMEOUT_MS=500 PARENT_SCOPE)
+    set(ULFM_TIMEOUT 60 PARENT_SCOPE)
   endif()
 endfunction()
 
@@ -30,11 +32,7 @@ ulfm_program(ulfm_api ulfm_api.c ulfm_api)
 set(_ulfm_labels ${ULFM_LABELS})
 set(_ulfm_killed ${ULFM_KILLED})
 set(_ulfm_env ${ULFM_ENV})
-if(COHORT_MPI_NAME STREQUAL "mpich")
-  set(_ulfm_timeout 120)
-else()
-  set(_ulfm_timeout 60)
-endif()
+set(_ulfm_timeout ${ULFM_TIMEOUT})
 set(_ulfm $<TARGET_FILE:ulfm_api>)
 # ulfm_api_test(name pass killed|none args...): pass = survivors that must print PASS.
 function(ulfm_api_test name pass killed)

@@ -7,11 +7,7 @@ ulfm_program(ulfm_names ulfm_names.c ulfm_api)
 set(_un_labels ${ULFM_LABELS})
 set(_un_killed ${ULFM_KILLED})
 set(_un_env ${ULFM_ENV})
-if(COHORT_MPI_NAME STREQUAL "mpich")
-  set(_un_timeout 120)
-else()
-  set(_un_timeout 60)
-endif()
+set(_un_timeout ${ULFM_TIMEOUT})
 cohort_mpi_test(ulfm_api.names.no_failure PART ulfm_api NP 4 TIMEOUT ${_un_timeout} PASS 4 ENV ${_un_env}
   LABELS ${_un_labels} COMMAND $<TARGET_FILE:ulfm_names> names)
 cohort_mpi_test(ulfm_api.names.codes_of_a_failure PART ulfm_api NP 4 TIMEOUT ${_un_timeout} PASS 3 ${_un_killed}

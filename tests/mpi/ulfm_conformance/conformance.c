@@ -295,14 +295,22 @@ static int op(int k, MPI_Comm comm, int peer, int root, int tag) {
  * that do not involve the dead process complete normally.
  * Victim: world rank 3. Point-to-point kinds: rank 0 talks to the victim; ranks 1 and 2 exchange messages
  * with each other meanwhile. Collective kinds (root = the victim): ranks 0, 1, 2 call them. */
-static void failure_notification(int k, int during, long delay) {
-  const int victim = g_size - 1;
+/* The start of the subtests with a victim (the last rank): a duplicate of MPI_COMM_WORLD (work_comm) and a
+ * barrier on it; then the victim dies at once or, `during`, after DELAY ms (while the survivors wait in the
+ * operation they go on to). Returns the duplicate at the survivors. */
+static MPI_Comm with_victim(int during, long delay) {
   MPI_Comm comm = work_comm();
   MPI_Barrier(comm);
-  if (g_rank == victim) {
+  if (g_rank == g_size - 1) {
     if (during) sleep_ms(delay);
     die();
   }
+  return comm;
+}
+
+static void failure_notification(int k, int during, long delay) {
+  const int victim = g_size - 1;
+  MPI_Comm comm = with_victim(during, delay);
   if (!during) sleep_ms(delay);
   if (is_p2p(k)) {
     if (g_rank == 0) {
@@ -329,12 +337,7 @@ static void failure_notification(int k, int during, long delay) {
  * receive raises an error for that failure. Victim: rank 3; rank 1 sends after rank 0's go-ahead. */
 static void any_source_pending(int during, long delay, int use_ack_failed) {
   const int victim = g_size - 1;
-  MPI_Comm comm = work_comm();
-  MPI_Barrier(comm);
-  if (g_rank == victim) {
-    if (during) sleep_ms(delay);
-    die();
-  }
+  MPI_Comm comm = with_victim(during, delay);
   if (g_rank == 0) {
     int x = -1, go = 1;
     MPI_Request req;
@@ -623,12 +626,7 @@ static void agree_uniform(void) {
  * every process that did not contribute (get_acked holds it at once), and the next agreement succeeds. */
 static void agree_dead(int during, long delay, int nonblocking) {
   const int victim = g_size - 1;
-  MPI_Comm comm = work_comm();
-  MPI_Barrier(comm);
-  if (g_rank == victim) {
-    if (during) sleep_ms(delay);
-    die();
-  }
+  MPI_Comm comm = with_victim(during, delay);
   if (!during) sleep_ms(delay);
   int flag = 0xff & ~(1 << g_rank), expect = 0xff;
   for (int r = 0; r < g_size; ++r)

@@ -336,7 +336,6 @@ static void failure_notification(int k, int during, long delay) {
  * (17.3.1 MPI_COMM_FAILURE_ACK, or MPIX_Comm_ack_failed) it matches a later message and no new wildcard
  * receive raises an error for that failure. Victim: rank 3; rank 1 sends after rank 0's go-ahead. */
 static void any_source_pending(int during, long delay, int use_ack_failed) {
-  const int victim = g_size - 1;
   MPI_Comm comm = with_victim(during, delay);
   if (g_rank == 0) {
     int x = -1, go = 1;

@@ -40,6 +40,7 @@ __attribute__((used)) static const char kBackendTag[] = "cohort-backend=ulfm";
 #include <unistd.h>
 
 #include "check.h"
+#include "ulfm_finalize.h"
 
 static int error_class(int rc) {
   int cls = -1;
@@ -313,6 +314,6 @@ int main(int argc, char **argv) {
   } else {
     CHECK(0, "unknown mode %s", mode);
   }
-  MPI_Finalize();
+  ulfm_test_finalize();
   return 0;
 }

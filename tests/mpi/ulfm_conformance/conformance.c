@@ -34,6 +34,8 @@ __attribute__((used)) static const char kBackendTag[] = "cohort-backend=ulfm";
 #include <time.h>
 #include <unistd.h>
 
+#include "../ulfm_finalize.h"
+
 /* ------------------------------------------------------------------------------------------------------
  * Reporting. The world rank is cached: the finalize subtests report after MPI_Finalize. */
 static int g_rank = -1, g_size = 0;
@@ -1210,6 +1212,6 @@ int main(int argc, char **argv) {
   } else {
     fail_at(__LINE__, "unknown subtest or missing arguments: %s", t);
   }
-  MPI_Finalize();
+  ulfm_test_finalize();
   return 0;
 }

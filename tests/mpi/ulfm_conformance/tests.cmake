@@ -122,6 +122,7 @@ if(COHORT_USE_ULFM)
     comm_revoke.revoked.ibarrier comm_revoke.revoked.ibcast comm_revoke.revoked.isend comm_revoke.revoked.psend
     comm_revoke.intercomm_revoked.isend comm_revoke.intercomm_revoked.psend
     comm_agree.dead_unacknowledged.before comm_agree.dead_unacknowledged.during
+    comm_agree.dead_unacknowledged.iagree
     comm_agree.acknowledged_by_some_only mpi5_names.present)
   foreach(k recv send irecv isend barrier ibarrier)
     list(APPEND _conf_differs comm_revoke.intercomm_interrupts.${k})

@@ -1,16 +1,5 @@
-// The detector's configuration, read once from the environment at MPI_Init. Defaults in one place.
-//
-// | variable              | default | meaning                                                            |
-// |-----------------------|---------|--------------------------------------------------------------------|
-// | COHORT_HB_PERIOD_MS   | 100     | heartbeat period, ms (1..3600000)                                  |
-// | COHORT_HB_TIMEOUT_MS  | 1000    | silence before suspicion, ms (>= 2 x period, <= 36000000)          |
-// | COHORT_HB_GRACE_MS    | period  | extra time a new emitter gets after re-targeting, ms (0..timeout)  |
-// | COHORT_POLL_US        | 1000    | detector loop interval while active, µs (50..100000)               |
-// | COHORT_IDLE_POLL_US   | 5000    | loop interval when nothing but heartbeats happened for 100 ms, µs  |
-// | COHORT_BCAST          | chord   | failure-notice broadcast: chord, bmg or hba                        |
-// | COHORT_RING_SHUFFLE   | 0       | 1: shuffle the ring order (same on every rank)                     |
-// | COHORT_RING_SEED      | 1       | seed of that shuffle (0..2^63-1)                                   |
-// | COHORT_PIDFD          | on      | on: an observer on its emitter's host watches its process (pidfd)  |
+// The detector's configuration, read once from the environment at MPI_Init. Names, defaults, ranges and
+// meanings are declared once, in detector/settings.def (the settings reference is generated from it).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -32,8 +21,8 @@ struct Settings {
   bool pidfd = true;  ///< watch a same-host emitter's process (Linux pidfd_open) besides heartbeats
 };
 
-/// Every COHORT_* variable that cohort reads (the README's table, except the per-call
-/// COHORT_ON_DEAD_ROOT_<CALL>, which the caller adds) or that cohort-run and the scripts set.
+/// Every COHORT_* variable of detector/settings.def: those cohort reads (except the per-call
+/// COHORT_ON_DEAD_ROOT_<CALL>, which the caller adds) and those that cohort-run and the scripts set.
 const std::vector<std::string> &known_variables();
 
 /// One warning per name in `names` that starts with COHORT_ and is neither in known_variables() nor in

@@ -1,6 +1,7 @@
 # Installs what a user links against: lib/pkgconfig/cohort-<mpi>.pc, the CMake package
 # (find_package(cohort) -> cohort::cohort carrying the --wrap flags; COHORT_RUN, COHORT_PRELOAD_LIBRARY) and
-# bin/cohort-run. lib/libcohort-preload.so is installed by cmake/CohortPreload.cmake.
+# bin/cohort-run with its man page (share/man/man1/cohort-run.1). lib/libcohort-preload.so is installed by
+# cmake/CohortPreload.cmake.
 include(CMakePackageConfigHelpers)
 
 set(COHORT_PC_NAME cohort-${COHORT_MPI_NAME})
@@ -18,3 +19,4 @@ install(FILES ${CMAKE_BINARY_DIR}/cohortConfig.cmake ${CMAKE_BINARY_DIR}/cohortC
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cohort)
 
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/scripts/cohort-run DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/man/cohort-run.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)

@@ -5,7 +5,7 @@
 # launch, and reports per row the median over launches of wrapped/real (each launch's wrapped/real is itself
 # the ratio of the medians of its batches, measured side by side in one process), with min–max.
 #   bench/run_overhead_series.sh [--launches L] [--batches B] [--name NAME] [--summary-only]
-#     L default 7, B (bench/overhead's batch rounds per launch) default 9, NAME default overhead-issue10-12.
+#     L default 7, B (bench/overhead's batch rounds per launch) default 9, NAME default overhead-series.
 # Each launch holds /tmp/cohort-ranks.lock for itself only, so that others run in between.
 # Writes bench/results/NAME.csv (bench/overhead's columns after a launch column) and NAME-summary.md
 # (bench/overhead_series_summary.py). The file rows write into a directory under build/<mpi>/bench (ext4).
@@ -13,7 +13,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/bench/results
-launches=7 batches=9 name=overhead-issue10-12 summary_only=0
+launches=7 batches=9 name=overhead-series summary_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --launches) launches=$2; shift 2 ;;

@@ -8,9 +8,7 @@
 #                              driver runs: what the fault matrix (tests/mpi/wrap_tests.cmake) iterates over
 #   COHORT_ROOTED_CALLS, COHORT_ROOTED_ABORT_CALLS, COHORT_ROOTED_SKIP_CALLS   the same for rooted ones, all
 #                              and by default dead-root policy; COHORT_ROOTED_NAMES_REGEX "Bcast|Reduce|..."
-#   ${CMAKE_BINARY_DIR}/supported-calls.md   the README support table
-# Can also run in script mode (cmake -DCALLS_DEF=... -DREADME=... -P CohortCalls.cmake) to check or
-# update (-DUPDATE=ON) the README's support and policy tables between their markers.
+# The documentation's tables (README.md, docs/reference/) come from the same file through scripts/gen-docs.
 
 # Parses every row into parallel lists (COHORT_CALL rows first, in file order, then COHORT_PASSTHROUGH rows):
 # <prefix>_names, _status (wrapped | defined (COHORT_MPIX rows, after the COHORT_CALL ones) | passes through), _classes, _notes, _roots, _dead, _outputs, _completion,
@@ -71,74 +69,6 @@ function(cohort_read_calls def prefix)
     set(${prefix}_${_v} "${_${_v}}" PARENT_SCOPE)
   endforeach()
 endfunction()
-
-function(cohort_calls_table def out_text)
-  cohort_read_calls("${def}" _c)
-  set(_t "| call | cohort | class | under failures |\n|---|---|---|---|\n")
-  foreach(_n _s _c _d IN ZIP_LISTS _c_names _c_status _c_classes _c_notes)
-    if(_c STREQUAL "-")
-      set(_c "")
-    endif()
-    string(APPEND _t "| `${_n}` | ${_s} | ${_c} | ${_d} |\n")
-  endforeach()
-  set(${out_text} "${_t}" PARENT_SCOPE)
-endfunction()
-
-function(cohort_policy_table def out_text)
-  cohort_read_calls("${def}" _c)
-  set(_t "| call | default when the root is dead | variable for this call |\n|---|---|---|\n")
-  foreach(_n _r _d IN ZIP_LISTS _c_names _c_roots _c_dead)
-    if(_r STREQUAL "-" OR _r STREQUAL "none")
-      continue()
-    endif()
-    string(REGEX REPLACE "^MPI_" "" _s "${_n}")
-    string(TOUPPER "${_s}" _s)
-    string(APPEND _t "| `${_n}` | `${_d}` | `COHORT_ON_DEAD_ROOT_${_s}` |\n")
-  endforeach()
-  set(${out_text} "${_t}" PARENT_SCOPE)
-endfunction()
-
-# Replaces the text between "<!-- <key>:begin ...-->\n" and "<!-- <key>:end -->" in the README text
-# `readme_var` with `text`; sets <stale_var> when it differed.
-function(cohort_readme_section readme_var key text stale_var)
-  set(_readme "${${readme_var}}")
-  set(_begin "<!-- ${key}:begin (generated from wrap/calls.def by scripts/gen-docs) -->\n")
-  set(_end "<!-- ${key}:end -->")
-  string(FIND "${_readme}" "${_begin}" _b)
-  string(FIND "${_readme}" "${_end}" _e)
-  if(_b EQUAL -1 OR _e EQUAL -1)
-    message(FATAL_ERROR "cohort: README.md lacks the ${key}:begin/${key}:end markers")
-  endif()
-  string(LENGTH "${_begin}" _bl)
-  math(EXPR _start "${_b} + ${_bl}")
-  math(EXPR _len "${_e} - ${_start}")
-  string(SUBSTRING "${_readme}" ${_start} ${_len} _current)
-  if(NOT _current STREQUAL text)
-    string(SUBSTRING "${_readme}" 0 ${_start} _head)
-    string(SUBSTRING "${_readme}" ${_e} -1 _tail)
-    set(${readme_var} "${_head}${text}${_tail}" PARENT_SCOPE)
-    set(${stale_var} ON PARENT_SCOPE)
-  endif()
-endfunction()
-
-if(CMAKE_SCRIPT_MODE_FILE)
-  # Script mode: check (default) or update (-DUPDATE=ON) README.md's tables.
-  cohort_calls_table("${CALLS_DEF}" _table)
-  cohort_policy_table("${CALLS_DEF}" _policies)
-  file(READ "${README}" _readme)
-  set(_stale OFF)
-  cohort_readme_section(_readme calls "${_table}" _stale)
-  cohort_readme_section(_readme policies "${_policies}" _stale)
-  if(NOT _stale)
-    message(STATUS "README.md support and policy tables are up to date")
-  elseif(UPDATE)
-    file(WRITE "${README}" "${_readme}")
-    message(STATUS "README.md support and policy tables updated")
-  else()
-    message(FATAL_ERROR "README.md support or policy table is stale: run scripts/gen-docs")
-  endif()
-  return()
-endif()
 
 # Appends the link flags of one wrapped call to COHORT_WRAP_LINK_OPTIONS and COHORT_PC_WRAP_FLAGS.
 # NOTE: --undefined makes the linker take __wrap_<call> from libcohort.a whether or not the program's own
@@ -202,7 +132,5 @@ foreach(_n _s IN ZIP_LISTS _calls_names _calls_status)
   endif()
 endforeach()
 string(STRIP "${COHORT_PC_WRAP_FLAGS}" COHORT_PC_WRAP_FLAGS)
-cohort_calls_table(${COHORT_CALLS_DEF} _table)
-file(WRITE ${CMAKE_BINARY_DIR}/supported-calls.md "${_table}")
 list(LENGTH COHORT_WRAPPED_CALLS _count)
 message(STATUS "cohort: ${_count} wrapped calls from wrap/calls.def")

@@ -449,6 +449,15 @@ bool collective(CallId id, int *rc, MPI_Comm comm) {
   return true;
 }
 
+// An intercommunicator barrier completes once every process of both groups entered it: a barrier over
+// the union, which is cohort's own nonblocking collective (so a revoke of either interrupts it).
+bool collective(CallId id, int *rc, MPI_Comm comm, MPI_Request *request) {
+  auto r = id == CallId::MPI_Ibarrier ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = __wrap_MPI_Ibarrier(r->union_comm, request);
+  return true;
+}
+
 bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   auto r = id == CallId::MPI_Bcast ? find_for_call(comm) : nullptr;
   if (!r) return false;

@@ -65,6 +65,9 @@ static void battery(MPI_Comm ic, int raw, struct results *r) {
   group_world(ic, 0, lw);
   nr = group_world(ic, 1, rw);
   CHECK(CALL(raw, MPI_Barrier, ic) == MPI_SUCCESS, "barrier");
+  MPI_Request ib = MPI_REQUEST_NULL;
+  CHECK(CALL(raw, MPI_Ibarrier, ic, &ib) == MPI_SUCCESS, "ibarrier");
+  CHECK(CALL(raw, MPI_Wait, &ib, MPI_STATUS_IGNORE) == MPI_SUCCESS && ib == MPI_REQUEST_NULL, "ibarrier's wait");
   /* Bcast from side 0's first rank, then from side 1's last rank */
   int root0 = side == 0 ? (me == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
   if (root0 == MPI_ROOT)

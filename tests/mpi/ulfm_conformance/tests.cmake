@@ -112,8 +112,7 @@ endforeach()
 
 # Where a run differs from the specification (docs/ulfm-conformance.md says how): the tests stay
 # registered and run by hand; scripts/test leaves these labels out.
-# - conformance_todo (cohort's builds): a nonblocking collective on an intercommunicator goes to MPI
-#   unchanged, and a revoke cannot interrupt MPI's own request.
+# - conformance_todo (cohort's builds): none at present.
 # - native_differs (the ulfm build, Open MPI 5.0.7's own ULFM): fails or hangs there.
 if(COHORT_USE_ULFM)
   set(_conf_differs failure_notification.dup.before
@@ -129,7 +128,7 @@ if(COHORT_USE_ULFM)
   endforeach()
   set(_conf_label native_differs)
 else()
-  set(_conf_differs comm_revoke.intercomm_interrupts.ibarrier)
+  set(_conf_differs)
   set(_conf_label conformance_todo)
 endif()
 foreach(t IN LISTS _conf_differs)

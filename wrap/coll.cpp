@@ -224,11 +224,7 @@ CallDesc deferrable(const CallDesc &call, const deferred::Buffers &b) {
 }
 
 int alias_size(const Alias &a) { return a.current().map.alias_size(); }
-int alias_rank(const Alias &a) {
-  int me = -1;
-  PMPI_Comm_rank(a.handle(), &me);
-  return me;
-}
+int alias_rank(const Alias &a) { return a.rank(); }
 
 
 // Reduce_scatter's input without the blocks of dead ranks: `in` holds alias rank r's block of

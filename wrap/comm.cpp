@@ -52,12 +52,17 @@ class CommSlots {
 // error handler, and is registered with repair (same id on every member, as repair requires). Its first
 // substitute is a private communicator over its members (one repair::shrink, the fast path of a dup and an
 // agreement) unless COHORT_P2P_COLL_MAX_BYTES=0 and COHORT_P2P_CONFIRM=0 ask for none of cohort's schedules.
-void adopt(const Alias &parent, const Substitute *made_on, MPI_Comm comm) {
+// program_world: the new communicator's ranks as the program numbers them (MPI_COMM_WORLD ranks, dead ones
+// included), for a communicator with holes; nullptr: its survivors, renumbered.
+void adopt(const Alias &parent, const Substitute *made_on, MPI_Comm comm,
+           const std::vector<int> *program_world = nullptr) {
   if (comm == MPI_COMM_NULL) return;
   repair::register_comm(comm, made_on->comm);
   if (made_on->comm != parent.handle()) copy_errhandler(parent.handle(), comm);
   // (a private first substitute: the program's small collectives on comm take cohort's schedules at once)
-  register_alias(comm, small::max_bytes() > 0 || small::confirm_by_messages());
+  const bool private_substitute = small::max_bytes() > 0 || small::confirm_by_messages();
+  if (program_world != nullptr) register_alias_with_holes(comm, *program_world, private_substitute);
+  else register_alias(comm, private_substitute);
   ulfm::inherit(parent.handle(), comm);
 }
 
@@ -219,7 +224,7 @@ int allgather_rows(Alias &a, const CallDesc &call, const void *mine, int n, MPI_
 
 }  // namespace
 
-int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm) {
+int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm, const std::vector<int> *program_world) {
   *newcomm = MPI_COMM_NULL;
   int n = a.current().map.alias_size();
   std::vector<int> colors_keys(2 * static_cast<std::size_t>(n), MPI_UNDEFINED);
@@ -242,7 +247,7 @@ int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm) {
   });
   if (rc != MPI_SUCCESS) return rc;
   *newcomm = slots.take_last();
-  adopt(a, made_on, *newcomm);
+  adopt(a, made_on, *newcomm, program_world);
   return MPI_SUCCESS;
 }
 
@@ -278,11 +283,25 @@ using namespace cohort::wrap;  // NOLINT: the rest of this file only defines the
 
 extern "C" int __wrap_MPI_Comm_rank(MPI_Comm comm, int *rank) {
   count_call(CallId::MPI_Comm_rank);
+  if (any_alias_with_holes()) {  // (a communicator with holes: its handle lacks them)
+    const Alias *a = find_alias(comm);
+    if (a != nullptr && a->has_holes()) {
+      *rank = a->rank();
+      return MPI_SUCCESS;
+    }
+  }
   return PMPI_Comm_rank(comm, rank);  // an alias is a real communicator with the program's numbering
 }
 
 extern "C" int __wrap_MPI_Comm_size(MPI_Comm comm, int *size) {
   count_call(CallId::MPI_Comm_size);
+  if (any_alias_with_holes()) {
+    const Alias *a = find_alias(comm);
+    if (a != nullptr && a->has_holes()) {
+      *size = a->size();
+      return MPI_SUCCESS;
+    }
+  }
   return PMPI_Comm_size(comm, size);
 }
 
@@ -377,6 +396,19 @@ extern "C" int __wrap_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key
 // after a failure holds the survivors only, so it is recognised as a duplicate (congruent) by lineage.
 extern "C" int __wrap_MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
   count_call(CallId::MPI_Comm_group);
+  if (any_alias_with_holes()) {  // (a communicator with holes: its group in the program's numbering, holes included)
+    const Alias *a = find_alias(comm);
+    if (a != nullptr && a->has_holes()) {
+      const RankMap &m = a->current().map;
+      std::vector<int> world(static_cast<std::size_t>(m.alias_size()));
+      for (int r = 0; r < m.alias_size(); ++r) world[static_cast<std::size_t>(r)] = m.to_world(r);
+      MPI_Group all;
+      PMPI_Comm_group(MPI_COMM_WORLD, &all);
+      int rc = PMPI_Group_incl(all, m.alias_size(), world.data(), group);
+      PMPI_Group_free(&all);
+      return rc;
+    }
+  }
   return PMPI_Comm_group(comm, group);
 }
 

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <vector>
 
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
@@ -14,7 +15,11 @@ namespace cohort::wrap {
 /// color (size = survivors, ranks by key, then old rank); it is registered as an alias of its own.
 /// *newcomm is MPI_COMM_NULL for color MPI_UNDEFINED. Returns MPI_SUCCESS or an MPI error code (already
 /// passed to the alias's error handler).
-int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm);
+/// With program_world (the topology constructors, wrap/topology.cpp): the new communicator keeps the
+/// numbering those MPI_COMM_WORLD ranks give it (every member of my color, by key, dead ones included), the
+/// dead ones holes (Alias::has_holes); nullptr: the dup/split rule above.
+int split_alias(Alias &a, CallId id, int color, int key, MPI_Comm *newcomm,
+                const std::vector<int> *program_world = nullptr);
 
 /// A private duplicate of alias `a` for cohort's own point-to-point traffic on it (the neighbourhood
 /// collectives): collective over a's survivors, like MPI_Comm_dup but not an alias. *map maps a's ranks

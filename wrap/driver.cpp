@@ -58,20 +58,37 @@ bool Substitute::any_member_failed() const {
   return false;
 }
 
+void Alias::set_lineage(const std::vector<int> &alias_to_world) {
+  // NOTE: members register the aliases over the same members in the same order (the creating calls are
+  // collective over them), so the ordinal agrees.
+  static std::mutex mu;
+  static std::map<std::vector<int>, std::uint64_t> made;
+  std::lock_guard<std::mutex> lock(mu);
+  // (one more FNV-1a step, with the ordinal)
+  lineage_ = (repair::ranks_fingerprint(alias_to_world) ^ ++made[alias_to_world]) * 1099511628211ULL;
+}
+
 Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world) : handle_(comm) {
-  {
-    // NOTE: members register the aliases over the same members in the same order (the creating calls are
-    // collective over them), so the ordinal agrees.
-    static std::mutex mu;
-    static std::map<std::vector<int>, std::uint64_t> made;
-    std::lock_guard<std::mutex> lock(mu);
-    // (one more FNV-1a step, with the ordinal)
-    lineage_ = (repair::ranks_fingerprint(alias_to_world) ^ ++made[alias_to_world]) * 1099511628211ULL;
-  }
+  set_lineage(alias_to_world);
   auto sub = std::make_unique<Substitute>();
   sub->comm = comm;
   sub->map = RankMap(std::move(alias_to_world));
   PMPI_Comm_rank(comm, &sub->rank);
+  rank_ = sub->rank;
+  current_.store(sub.get(), std::memory_order_release);
+  history_.push_back(std::move(sub));
+}
+
+Alias::Alias(MPI_Comm comm, std::vector<int> alias_to_world, const std::vector<int> &live) : handle_(comm) {
+  set_lineage(alias_to_world);
+  to_handle_.assign(alias_to_world.size(), kHole);
+  to_program_ = live;
+  for (std::size_t h = 0; h < live.size(); ++h) to_handle_[static_cast<std::size_t>(live[h])] = static_cast<int>(h);
+  auto sub = std::make_unique<Substitute>();
+  sub->comm = comm;
+  sub->map = RankMap(std::move(alias_to_world)).shrunk(live);  // (live ranks are the complete map's substitute ranks)
+  PMPI_Comm_rank(comm, &sub->rank);
+  rank_ = to_program(sub->rank);
   current_.store(sub.get(), std::memory_order_release);
   history_.push_back(std::move(sub));
 }
@@ -177,8 +194,12 @@ Alias *find_alias(MPI_Comm comm) {
   return it == g_registry.end() ? nullptr : it->second.get();
 }
 
-Alias *register_alias(MPI_Comm comm, bool private_substitute) {
-  auto a = std::make_unique<Alias>(comm, ranks_in(comm, MPI_COMM_WORLD));
+namespace {
+
+std::atomic<int> g_with_holes{0};  // aliases with holes registered
+
+Alias *adopt_alias(std::unique_ptr<Alias> a, bool private_substitute) {
+  MPI_Comm comm = a->handle();
   Alias *p = a.get();
 #if defined(COHORT_USE_ULFM)
   // NOTE: under ULFM, collectives run on a private substitute from the start, as world's do (see
@@ -194,10 +215,30 @@ Alias *register_alias(MPI_Comm comm, bool private_substitute) {
     log::fatal(1, "communicator creation (MPI_Comm_dup/split/create, MPI_Cart_create ...): cannot create its "
                   "substitute communicator");
   }
+  if (a->has_holes()) g_with_holes.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_registry[comm] = std::move(a);
   return p;
 }
+
+}  // namespace
+
+Alias *register_alias(MPI_Comm comm, bool private_substitute) {
+  return adopt_alias(std::make_unique<Alias>(comm, ranks_in(comm, MPI_COMM_WORLD)), private_substitute);
+}
+
+Alias *register_alias_with_holes(MPI_Comm comm, std::vector<int> alias_to_world, bool private_substitute) {
+  std::vector<int> world = ranks_in(comm, MPI_COMM_WORLD), live;
+  for (int w : world) {
+    auto it = std::find(alias_to_world.begin(), alias_to_world.end(), w);
+    if (it == alias_to_world.end()) log::fatal(1, "topology creation: world rank %d is not in the topology", w);
+    live.push_back(static_cast<int>(it - alias_to_world.begin()));
+  }
+  if (live.size() == alias_to_world.size()) return register_alias(comm, private_substitute);  // no hole
+  return adopt_alias(std::make_unique<Alias>(comm, std::move(alias_to_world), live), private_substitute);
+}
+
+bool any_alias_with_holes() { return g_with_holes.load(std::memory_order_relaxed) != 0; }
 
 Unregistered unregister_alias(MPI_Comm comm) {
   std::unique_ptr<Alias> a;
@@ -208,6 +249,7 @@ Unregistered unregister_alias(MPI_Comm comm) {
     a = std::move(it->second);
     g_registry.erase(it);
   }
+  if (a->has_holes()) g_with_holes.fetch_sub(1, std::memory_order_relaxed);
   return a->release_substitutes() ? Unregistered::free_handle : Unregistered::keep_handle;
 }
 

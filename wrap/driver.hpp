@@ -53,7 +53,9 @@
 //   a->return_error(rc, sub)                // route an MPI error code through the alias's error handler
 // Point-to-point traffic may keep using the alias handle itself with the program's ranks: the alias is a
 // real communicator (MPI_COMM_WORLD or one cohort created) and messages between live ranks never need
-// the dead ones. Only collectives move to the substitute.
+// the dead ones. Only collectives move to the substitute. The one exception is an alias with holes (a
+// topology made of a degraded communicator, Alias::has_holes): its handle lacks the dead ranks, so
+// point-to-point ranks and statuses are translated (wrap/p2p_peers.hpp: handle_rank, program_source).
 #pragma once
 #include <mpi.h>
 
@@ -130,11 +132,32 @@ class Alias {
  public:
   /// comm becomes its own first substitute; alias_to_world gives each rank's MPI_COMM_WORLD rank.
   Alias(MPI_Comm comm, std::vector<int> alias_to_world);
+  /// A communicator with holes (a topology made of a degraded communicator, wrap/topology.cpp): comm holds
+  /// the live ranks of alias_to_world, in its order; the others are dead from the start (its first
+  /// substitute, comm, already lacks them), yet keep their ranks in the program's numbering.
+  Alias(MPI_Comm comm, std::vector<int> alias_to_world, const std::vector<int> &live);
   ~Alias();
   Alias(const Alias &) = delete;
   Alias &operator=(const Alias &) = delete;
 
   MPI_Comm handle() const { return handle_; }
+  /// This process's rank in the program's numbering.
+  int rank() const { return rank_; }
+  /// The program's size (dead ranks and holes included).
+  int size() const { return current().map.alias_size(); }
+  /// The handle lacks the holes: its ranks are not the program's (see to_handle/to_program).
+  bool has_holes() const { return !to_handle_.empty(); }
+  /// What to_handle gives for a hole (no MPI constant has this value).
+  static constexpr int kHole = -2147483647 - 1;
+  /// The handle's rank of the program's rank r: r itself without holes; kHole for a hole. MPI_PROC_NULL,
+  /// MPI_ANY_SOURCE and ranks out of range are kept (MPI judges them).
+  int to_handle(int r) const {
+    return to_handle_.empty() || r < 0 || r >= static_cast<int>(to_handle_.size()) ? r : to_handle_[r];
+  }
+  /// The program's rank of the handle's rank h (inverse of to_handle); others kept.
+  int to_program(int h) const {
+    return to_program_.empty() || h < 0 || h >= static_cast<int>(to_program_.size()) ? h : to_program_[h];
+  }
   /// The current substitute (acquire load; the reference stays valid until the alias is freed).
   const Substitute &current() const { return *current_.load(std::memory_order_acquire); }
   /// Some rank of the alias has been removed by an agreed shrink.
@@ -180,7 +203,11 @@ class Alias {
   bool release_substitutes();
 
  private:
+  void set_lineage(const std::vector<int> &alias_to_world);
+
   MPI_Comm handle_;
+  int rank_ = -1;
+  std::vector<int> to_handle_, to_program_;  // empty unless the handle lacks holes
   std::uint64_t lineage_ = 0;
   unsigned long long calls_ = 0;
   std::atomic<const Substitute *> current_;
@@ -209,6 +236,11 @@ Alias *find_alias(MPI_Comm comm);
 /// comm's members; comm must be registered with repair): there cohort's own schedules and confirmations
 /// may run (wrap/small_coll.hpp). Returns the new alias.
 Alias *register_alias(MPI_Comm comm, bool private_substitute = false);
+/// The same for a communicator with holes: comm holds the live ranks of alias_to_world (the program's
+/// numbering, MPI_COMM_WORLD ranks), in that order; the others are holes (Alias's second constructor).
+Alias *register_alias_with_holes(MPI_Comm comm, std::vector<int> alias_to_world, bool private_substitute);
+/// Some alias with holes is registered (one relaxed load: the point-to-point wrappers' fast check).
+bool any_alias_with_holes();
 enum class Unregistered { unknown, free_handle, keep_handle };
 /// Forgets comm (for MPI_Comm_free), freeing its unused substitutes. unknown: cohort did not create
 /// comm (or it is MPI_COMM_WORLD); free_handle: the caller frees comm; keep_handle: an abandoned

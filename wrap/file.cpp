@@ -280,8 +280,7 @@ MPI_Offset take_shared(FileRecord &f, CallId id, MPI_File fh, int count, MPI_Dat
 template <typename F>
 int ordered(FileRecord &f, CallId id, long long mine, F io_at) {
   Alias &alias = *f.alias;
-  int n = alias.current().map.alias_size(), me = -1;
-  PMPI_Comm_rank(alias.handle(), &me);
+  int n = alias.current().map.alias_size(), me = alias.rank();
   std::vector<long long> counts(static_cast<std::size_t>(n), 0);
   int rc = coll::post_MPI_Allgather(alias, describe(CallId::MPI_Allgather), &mine, 1, MPI_LONG_LONG,
                                     counts.data(), 1, MPI_LONG_LONG, alias.handle());

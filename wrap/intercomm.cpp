@@ -297,9 +297,8 @@ struct Lists {
 };
 
 int exchange_lists(Alias &local, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, Lists *out) {
-  int world = 0, me = -1;
+  int world = 0, me = local.rank();
   PMPI_Comm_size(MPI_COMM_WORLD, &world);
-  PMPI_Comm_rank(local.handle(), &me);
   const int n = world + 1;
   std::vector<int> buf(2 * static_cast<std::size_t>(n), 0);
   if (me == local_leader) {

@@ -19,6 +19,7 @@
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/nbc.hpp"
+#include "wrap/p2p_peers.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/request.hpp"
 #include "wrap/ulfm_api.hpp"
@@ -509,7 +510,9 @@ using InitFn = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_
 // program's handle *req, which cohort records and never starts. To or from MPI_PROC_NULL MPI's request runs.
 int persistent_init(const char *call, InitFn init, p2p::IsendFn isend, const void *buf, int count, MPI_Datatype type,
                     int peer, int tag, MPI_Comm comm, MPI_Request *req) {
-  int rc = init(buf, count, type, peer, tag, comm, req);
+  // (a hole of a communicator with holes: MPI's handle names no process; cohort's starts apply the policy)
+  const int mpi_peer = p2p::handle_rank(comm, peer);
+  int rc = init(buf, count, type, mpi_peer == cohort::wrap::Alias::kHole ? MPI_PROC_NULL : mpi_peer, tag, comm, req);
   if (rc != MPI_SUCCESS || peer == MPI_PROC_NULL) return rc;
   p2p::Persistent p;
   p.op = p2p::make_op(isend != nullptr ? Dir::send : Dir::recv, peer, tag, comm, call);
@@ -666,6 +669,31 @@ bool iprobe_found_dead(Op &op, Iprobe iprobe, int *flag, int *rc) {
   return true;
 }
 
+// One PMPI_Iprobe of the program's source on comm, whose handle may lack holes (wrap/driver.hpp): the source
+// in the handle's numbering, the status's in the program's; of a hole, no message (its death applies the policy).
+int probe_in_handle(int (*iprobe)(int, int, MPI_Comm, int *, MPI_Status *), int source, int tag, MPI_Comm comm,
+                    int *flag, MPI_Status *status) {
+  const int from = p2p::handle_rank(comm, source);
+  if (from == cohort::wrap::Alias::kHole) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  int rc = iprobe(from, tag, comm, flag, status);
+  if (*flag) p2p::program_source(comm, status);
+  return rc;
+}
+// The same with PMPI_Improbe.
+int mprobe_in_handle(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg, MPI_Status *status) {
+  const int from = p2p::handle_rank(comm, source);
+  if (from == cohort::wrap::Alias::kHole) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  int rc = PMPI_Improbe(from, tag, comm, flag, msg, status);
+  if (*flag) p2p::program_source(comm, status);
+  return rc;
+}
+
 // The message an MPI_Mprobe/MPI_Improbe of op matched (its source and tag in st) is recorded for
 // MPI_Mrecv/MPI_Imrecv, which then never wait on that sender once it is dead.
 void matched(MPI_Message msg, Op op, const MPI_Status &st) {
@@ -698,7 +726,7 @@ extern "C" int __wrap_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *
   if (source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Probe");
   int rc = MPI_SUCCESS;
-  auto iprobe = [&](int *flag) { return PMPI_Iprobe(source, tag, comm, flag, status); };
+  auto iprobe = [&](int *flag) { return probe_in_handle(PMPI_Iprobe, source, tag, comm, flag, status); };
   if (probe_blocking(op, iprobe, &rc)) return rc;
   return p2p::apply_policy(op, status);
 }
@@ -707,7 +735,7 @@ extern "C" int __wrap_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, 
   count_call(CallId::MPI_Iprobe);
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Iprobe");
   int rc = MPI_SUCCESS;
-  auto iprobe = [&](int *f) { return PMPI_Iprobe(source, tag, comm, f, status); };
+  auto iprobe = [&](int *f) { return probe_in_handle(PMPI_Iprobe, source, tag, comm, f, status); };
   if (iprobe_found_dead(op, iprobe, flag, &rc)) return p2p::apply_policy(op, status);
   return rc;
 }
@@ -719,7 +747,7 @@ extern "C" int __wrap_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = MPI_SUCCESS;
-  auto improbe = [&](int *flag) { return PMPI_Improbe(source, tag, comm, flag, msg, st); };
+  auto improbe = [&](int *flag) { return mprobe_in_handle(source, tag, comm, flag, msg, st); };
   if (!probe_blocking(op, improbe, &rc)) return no_message(op, msg, status);
   if (rc == MPI_SUCCESS) matched(*msg, op, *st);
   return rc;
@@ -733,7 +761,7 @@ extern "C" int __wrap_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = MPI_SUCCESS;
-  auto improbe = [&](int *f) { return PMPI_Improbe(source, tag, comm, f, msg, st); };
+  auto improbe = [&](int *f) { return mprobe_in_handle(source, tag, comm, f, msg, st); };
   if (iprobe_found_dead(op, improbe, flag, &rc)) return no_message(op, msg, status);
   if (*flag && rc == MPI_SUCCESS) matched(*msg, op, *st);
   return rc;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "detector/runtime.hpp"
+#include "wrap/driver.hpp"
 #include "wrap/p2p_peer_map.hpp"
 
 namespace cohort::wrap::p2p {
@@ -21,6 +22,16 @@ int delete_map(MPI_Comm, int, void *value, void *) {
 }
 
 PeerMap *build(MPI_Comm comm) {
+  // A communicator with holes: its peers in the program's numbering, the holes' world ranks included.
+  if (any_alias_with_holes()) {
+    const Alias *a = find_alias(comm);
+    if (a != nullptr && a->has_holes()) {
+      const RankMap &m = a->current().map;
+      std::vector<int> world(static_cast<std::size_t>(m.alias_size()));
+      for (int r = 0; r < m.alias_size(); ++r) world[static_cast<std::size_t>(r)] = m.to_world(r);
+      return new PeerMap(std::move(world), a->rank());
+    }
+  }
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   MPI_Group peers, world;
@@ -67,6 +78,16 @@ bool is_failed(int world) { return world >= 0 && detector::is_failed(world); }
 
 int world_rank(MPI_Comm comm, int rank) {
   return with_map(comm, [rank](const PeerMap &m) { return m.world_rank(rank); });
+}
+
+int handle_rank_with_holes(MPI_Comm comm, int rank) {
+  const Alias *a = find_alias(comm);
+  return a == nullptr ? rank : a->to_handle(rank);
+}
+
+void program_source_with_holes(MPI_Comm comm, MPI_Status *status) {
+  const Alias *a = find_alias(comm);
+  if (a != nullptr && a->has_holes()) status->MPI_SOURCE = a->to_program(status->MPI_SOURCE);
 }
 
 bool peer_dead_after_failures(MPI_Comm comm, int rank) {

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "detector/runtime.hpp"
+#include "wrap/driver.hpp"
 
 namespace cohort::wrap::p2p {
 
@@ -20,6 +21,19 @@ int world_rank(MPI_Comm comm, int rank);
 bool peer_dead_after_failures(MPI_Comm comm, int rank);
 inline bool peer_dead(MPI_Comm comm, int rank) {
   return detector::failure_epoch() != 0 && rank != MPI_PROC_NULL && peer_dead_after_failures(comm, rank);
+}
+
+/// The rank of comm's handle that MPI must be given for the program's `rank` (wrap/driver.hpp, Alias::to_handle):
+/// rank itself unless comm is a communicator with holes (a topology made of a degraded communicator);
+/// Alias::kHole for a hole. One relaxed load when there is none.
+int handle_rank_with_holes(MPI_Comm comm, int rank);
+inline int handle_rank(MPI_Comm comm, int rank) {
+  return any_alias_with_holes() ? handle_rank_with_holes(comm, rank) : rank;
+}
+/// Puts status->MPI_SOURCE (a rank of comm's handle, from MPI) in the program's numbering.
+void program_source_with_holes(MPI_Comm comm, MPI_Status *status);
+inline void program_source(MPI_Comm comm, MPI_Status *status) {
+  if (any_alias_with_holes() && status != MPI_STATUS_IGNORE) program_source_with_holes(comm, status);
 }
 
 }  // namespace cohort::wrap::p2p

@@ -20,9 +20,12 @@
 #include <utility>
 
 #include "wrap/calls.h"
+#include "wrap/driver.hpp"
 #include "wrap/request.hpp"
 
+using cohort::wrap::Alias;
 using cohort::wrap::CallId;
+using cohort::wrap::find_alias;
 using cohort::wrap::count_call;
 namespace p2p = cohort::wrap::p2p;
 
@@ -43,7 +46,9 @@ RootedSides rooted_sides(MPI_Comm comm, int root, bool root_in_place) {
   int inter = 0, me = 0;
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) return {root == MPI_ROOT, root != MPI_ROOT && root != MPI_PROC_NULL};
-  PMPI_Comm_rank(comm, &me);
+  const Alias *a = find_alias(comm);
+  if (a != nullptr) me = a->rank();
+  else PMPI_Comm_rank(comm, &me);
   return {me == root, me != root || !root_in_place};
 }
 
@@ -58,7 +63,9 @@ TypeArrayRef keep_array(const MPI_Datatype types[], int n, bool ignored = false)
 int peers(MPI_Comm comm) {
   int inter = 0, n = 0;
   PMPI_Comm_test_inter(comm, &inter);
+  const Alias *a = find_alias(comm);
   if (inter) PMPI_Comm_remote_size(comm, &n);
+  else if (a != nullptr) n = a->size();
   else PMPI_Comm_size(comm, &n);
   return n;
 }
@@ -75,8 +82,8 @@ void degrees(MPI_Comm comm, int *in, int *out) {
   } else if (status == MPI_DIST_GRAPH) {
     __wrap_MPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
   } else if (status == MPI_GRAPH) {
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Graph_neighbors_count(comm, rank, in);
+    __wrap_MPI_Comm_rank(comm, &rank);
+    __wrap_MPI_Graph_neighbors_count(comm, rank, in);
     *out = *in;
   }
 }

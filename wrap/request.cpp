@@ -376,14 +376,18 @@ int refuse_revoked(Op &op, MPI_Request *req) {
 int post_send(const void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req, IsendFn isend) {
   if (ulfm::revoked(op.comm)) return refuse_revoked(op, req);
   if (peer_dead(op.comm, op.peer)) return not_posted(op, req);
-  int rc = isend(buf, count, type, op.peer, op.tag, op.comm, req);
+  const int to = handle_rank(op.comm, op.peer);
+  if (to == Alias::kHole) return not_posted(op, req);  // a hole
+  int rc = isend(buf, count, type, to, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("send.posted");
   return refused_for_dead_peer(rc, op, req);
 }
 
 int post_recv(void *buf, int count, MPI_Datatype type, Op &op, MPI_Request *req) {
   if (ulfm::revoked(op.comm)) return refuse_revoked(op, req);
-  int rc = PMPI_Irecv(buf, count, type, op.peer, op.tag, op.comm, req);
+  const int from = handle_rank(op.comm, op.peer);
+  if (from == Alias::kHole) return not_posted(op, req);  // a hole: no message can come from it
+  int rc = PMPI_Irecv(buf, count, type, from, op.tag, op.comm, req);
   if (rc == MPI_SUCCESS) inject::point("recv.posted");
   return refused_for_dead_peer(rc, op, req);
 }
@@ -394,7 +398,7 @@ int post_mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, Op &op
   return rc;
 }
 
-int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
+static int complete_in_handle(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   // ULFM: a posted request that is already MPI_REQUEST_NULL was failed by MPI for its dead peer (spin).
@@ -429,7 +433,7 @@ int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
   return raise_if_failed(op, finish_dead(req, op, st));
 }
 
-int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
+static int complete_all_in_handle(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
   std::vector<MPI_Status> st(static_cast<std::size_t>(n));
   std::vector<int> live, still;
   for (int i = 0; i < n; ++i) {
@@ -498,7 +502,7 @@ int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
   return report_all(st, statuses, failed, rc);
 }
 
-int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *status) {
+static int complete_any_in_handle(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *status) {
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   auto first_dead = [&] {
@@ -524,7 +528,7 @@ int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *stat
   return raise_if_failed(ops[i], finish_dead(&reqs[i], ops[i], st));
 }
 
-int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status) {
+static int test_in_handle(MPI_Request *req, Op &op, int *flag, MPI_Status *status) {
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   if (op.stage == Stage::posted) {
@@ -536,7 +540,7 @@ int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status) {
   return raise_if_failed(op, finish_dead(req, op, st));
 }
 
-int test_all(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_Status *statuses) {
+static int test_all_in_handle(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_Status *statuses) {
   std::vector<MPI_Status> st(static_cast<std::size_t>(n));
   std::vector<Fate> fate(static_cast<std::size_t>(n), Fate::delivered);
   std::vector<int> live, gone;
@@ -575,7 +579,7 @@ int test_all(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_Status *statuses)
   return report_all(st, statuses, failed, MPI_SUCCESS);
 }
 
-int peek(MPI_Request req, Op &op, int *flag, MPI_Status *status) {
+static int peek_in_handle(MPI_Request req, Op &op, int *flag, MPI_Status *status) {
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   if (op.stage == Stage::posted) {
@@ -591,6 +595,56 @@ int peek(MPI_Request req, Op &op, int *flag, MPI_Status *status) {
     if (cancelled) return MPI_SUCCESS;
   }
   return raise_if_failed(op, outcome(op, st));
+}
+
+namespace {
+
+// A status MPI gave for op, put in the program's numbering (op's communicator may have holes: wrap/driver.hpp).
+// One that cohort filled for a dead peer already names op.peer.
+void to_program(const Op &op, MPI_Status *st) {
+  if (!any_alias_with_holes() || st == MPI_STATUS_IGNORE || op.dir != Dir::recv) return;
+  const Alias *a = find_alias(op.comm);
+  if (a == nullptr || !a->has_holes()) return;
+  if (op.peer == MPI_ANY_SOURCE) st->MPI_SOURCE = a->to_program(st->MPI_SOURCE);
+  else if (st->MPI_SOURCE == a->to_handle(op.peer)) st->MPI_SOURCE = op.peer;
+}
+
+}  // namespace
+
+int complete(MPI_Request *req, Op &op, MPI_Status *status, bool keep_pending) {
+  int rc = complete_in_handle(req, op, status, keep_pending);
+  to_program(op, status);
+  return rc;
+}
+
+int complete_all(int n, MPI_Request *reqs, Op *ops, MPI_Status *statuses) {
+  int rc = complete_all_in_handle(n, reqs, ops, statuses);
+  for (int i = 0; statuses != MPI_STATUSES_IGNORE && i < n; ++i) to_program(ops[i], &statuses[i]);
+  return rc;
+}
+
+int complete_any(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *status) {
+  int rc = complete_any_in_handle(n, reqs, ops, index, status);
+  if (*index >= 0 && *index < n) to_program(ops[*index], status);
+  return rc;
+}
+
+int test(MPI_Request *req, Op &op, int *flag, MPI_Status *status) {
+  int rc = test_in_handle(req, op, flag, status);
+  if (*flag) to_program(op, status);
+  return rc;
+}
+
+int test_all(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_Status *statuses) {
+  int rc = test_all_in_handle(n, reqs, ops, flag, statuses);
+  for (int i = 0; statuses != MPI_STATUSES_IGNORE && i < n; ++i) to_program(ops[i], &statuses[i]);
+  return rc;
+}
+
+int peek(MPI_Request req, Op &op, int *flag, MPI_Status *status) {
+  int rc = peek_in_handle(req, op, flag, status);
+  if (*flag) to_program(op, status);
+  return rc;
 }
 
 int apply_policy(const Op &op, MPI_Status *status) { return raise_if_failed(op, outcome(op, status)); }

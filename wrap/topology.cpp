@@ -1,19 +1,22 @@
-// Process topologies: Cartesian communicators (MPI_Cart_create, MPI_Cart_sub) and distributed graphs
-// (MPI_Dist_graph_create_adjacent), their queries, and the neighbourhood collectives on both.
+// Process topologies: Cartesian communicators (MPI_Cart_create, MPI_Cart_sub), graphs (MPI_Graph_create) and
+// distributed graphs (MPI_Dist_graph_create, MPI_Dist_graph_create_adjacent), their queries and mapping calls,
+// and the neighbourhood collectives on all of them.
 //
-// A Cartesian communicator is made like MPI_Comm_split (wrap/comm.hpp: resilient, over the survivors)
-// and is an alias like any other: its ranks and size never change. MPI has no nonblocking
-// MPI_Cart_create, so the communicator carries no MPI topology; cohort keeps the grid
-// (topology/cartesian.hpp) and answers MPI_Cart_coords/rank/shift/get, MPI_Cartdim_get and
-// MPI_Topo_test from it in the numbering the program created it with (ranks are never reordered, which
-// MPI allows). A dead rank keeps its place: MPI_Cart_shift towards it gives its number, and the
-// point-to-point policy applies to what the program then sends or receives.
-// A grid needs all its points: made from a communicator that has lost ranks it would not fit, and the call
-// fails with MPI_ERR_DIMS (one line logged) on the members of the grids that lost ranks. A distributed
-// graph names its neighbours in the old communicator's ranks, so it likewise needs every rank
-// (MPI_ERR_TOPOLOGY).
+// A topology communicator is an alias like any other (its ranks and size never change), made like
+// MPI_Comm_split (wrap/comm.hpp: resilient, over the survivors), with one difference: it keeps the
+// numbering and size of the topology the program asked for, as if made just before the deaths (MPI 4.0,
+// 8.5.1, 8.5.3, 8.5.4 and 8.5.7 define the ranks by the old communicator's, reorder aside). A rank of the old
+// communicator that is already dead is a hole: it keeps its rank and its place in the grid or the graph,
+// and counts in the size, but is not in the handle MPI holds (Alias::has_holes); it behaves as a peer
+// that died after the creation (point-to-point policies, neighbourhood collectives below). So a grid made
+// after a death works like the same grid made a moment before it. MPI has no nonblocking MPI_Cart_create,
+// so the communicator carries no MPI topology: cohort keeps the grid (topology/cartesian.hpp) and the
+// graph and answers the queries (MPI_Cart_coords/rank/shift/get, MPI_Cartdim_get, MPI_Topo_test,
+// MPI_Graphdims_get, MPI_Graph_get, MPI_Graph_neighbors(_count), MPI_Dist_graph_neighbors(_count)) in the
+// program's numbering; ranks are never reordered (reorder is ignored, which MPI allows, and MPI_Cart_map and
+// MPI_Graph_map answer so). MPI_Dist_graph_create gathers every rank's edges: a dead rank names none.
 //
-// Neighbourhood collectives (MPI 3.1, section 7.6) move blocks between neighbours only, so they run as
+// Neighbourhood collectives (MPI 4.0, sections 8.6-8.8) move blocks between neighbours only, so they run as
 // point-to-point messages on a private duplicate of the communicator (made at the first one, collectively,
 // as MPI_Comm_dup): every in-neighbour's block lands at its slot, a dead neighbour's slot stays untouched
 // (unless its block arrived before it died), and nothing waits on a dead rank (wrap/progress.hpp). No
@@ -35,6 +38,7 @@
 #include "repair/repair.hpp"
 #include "topology/cartesian.hpp"
 #include "wrap/calls.h"
+#include "wrap/coll.hpp"
 #include "wrap/comm.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/nbc.hpp"
@@ -50,7 +54,9 @@ using topology::Cartesian;
 // one communicator) create and use.
 struct Topology {
   bool cartesian = false;
+  bool graph = false;                        // MPI_Graph_create's (in = out: the node's neighbours)
   Cartesian grid;                            // cartesian
+  std::vector<int> index, edges;             // graph: the program's arrays
   std::vector<int> in, out, in_w, out_w;     // distributed graph: ranks and weights
   bool weighted = false;
   MPI_Comm exchange = MPI_COMM_NULL;         // private duplicate for the neighbourhood collectives
@@ -94,6 +100,15 @@ const int *unweighted() {
 #endif
 }
 
+// This process's rank and the size in the program's numbering (a communicator with holes: not its handle's).
+int program_rank(MPI_Comm comm) {
+  const Alias *a = find_alias(comm);
+  int me = 0;
+  if (a != nullptr) return a->rank();
+  PMPI_Comm_rank(comm, &me);
+  return me;
+}
+
 int comm_error(MPI_Comm comm, int code) {
   PMPI_Comm_call_errhandler(comm, code);
   return code;
@@ -105,22 +120,13 @@ std::string shape(const Cartesian &g) {
   return s.empty() ? "0-dimensional" : s;
 }
 
-// Registers the grid of *newcomm, just made by split_alias, or fails the call when ranks are missing.
-int adopt_grid(MPI_Comm parent, const Cartesian &g, MPI_Comm *newcomm, const char *call) {
-  if (*newcomm == MPI_COMM_NULL) return MPI_SUCCESS;
-  int n = 0;
-  PMPI_Comm_size(*newcomm, &n);
-  if (n != g.size()) {
-    COHORT_LOG_ERROR("%s: %d of the %d ranks of a %s grid are alive (the communicator had lost ranks); MPI_ERR_DIMS",
-                     call, n, g.size(), shape(g).c_str());
-    __wrap_MPI_Comm_free(newcomm);
-    return comm_error(parent, MPI_ERR_DIMS);
-  }
+// Registers the grid of *newcomm, just made by split_alias.
+void adopt_grid(const Cartesian &g, MPI_Comm newcomm) {
+  if (newcomm == MPI_COMM_NULL) return;
   auto t = std::make_unique<Topology>();
   t->cartesian = true;
   t->grid = g;
-  set_topology(*newcomm, std::move(t));
-  return MPI_SUCCESS;
+  set_topology(newcomm, std::move(t));
 }
 
 }  // namespace
@@ -175,8 +181,7 @@ int post_exchange(Alias &a, Topology &t, CallId id, MPI_Comm comm, FunctionRef<B
   x->destinations = t.out;
   x->abandoned = t.abandoned;
   if (t.cartesian) {
-    int me = 0;
-    PMPI_Comm_rank(comm, &me);
+    const int me = a.rank();
     x->sources.clear();
     for (int d = 0; d < t.grid.ndims(); ++d) {
       int s = 0, r = 0;
@@ -374,17 +379,19 @@ extern "C" int __wrap_MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[]
   for (int i = 0; valid && i < ndims; ++i) valid = dims[i] > 0;
   if (a == nullptr || !valid) return PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);  // MPI reports it
   Cartesian g(std::vector<int>(dims, dims + ndims), std::vector<bool>(periods, periods + ndims));
-  int me = 0, n = 0;
-  PMPI_Comm_rank(comm, &me);
-  PMPI_Comm_size(comm, &n);
+  const int me = a->rank(), n = a->size();
   if (g.size() > n) {
     COHORT_LOG_ERROR("MPI_Cart_create: a %s grid needs %d ranks, the communicator has %d; MPI_ERR_DIMS",
                      shape(g).c_str(), g.size(), n);
     return comm_error(comm, MPI_ERR_DIMS);
   }
-  int rc = split_alias(*a, CallId::MPI_Cart_create, me < g.size() ? 0 : MPI_UNDEFINED, me, newcomm);
+  // The grid's ranks are the old communicator's first g.size(), holes included (MPI 4.0, 8.5.1).
+  std::vector<int> world;
+  for (int r = 0; r < g.size(); ++r) world.push_back(a->current().map.to_world(r));
+  int rc = split_alias(*a, CallId::MPI_Cart_create, me < g.size() ? 0 : MPI_UNDEFINED, me, newcomm, &world);
   if (rc != MPI_SUCCESS) return rc;
-  return adopt_grid(comm, g, newcomm, "MPI_Cart_create");
+  adopt_grid(g, *newcomm);
+  return MPI_SUCCESS;
 }
 
 extern "C" int __wrap_MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
@@ -394,11 +401,18 @@ extern "C" int __wrap_MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_C
   if (a == nullptr || !find_grid(comm, &g) || remain_dims == nullptr || newcomm == nullptr)
     return PMPI_Cart_sub(comm, remain_dims, newcomm);
   std::vector<bool> remain(remain_dims, remain_dims + g.ndims());
-  int me = 0;
-  PMPI_Comm_rank(comm, &me);
-  int rc = split_alias(*a, CallId::MPI_Cart_sub, g.sub_color(me, remain), g.sub_rank(me, remain), newcomm);
+  const int me = a->rank(), color = g.sub_color(me, remain);
+  // My sub-grid's ranks, in its numbering, holes included (MPI 4.0, 8.5.7).
+  Cartesian sub = g.sub(remain);
+  std::vector<int> world(static_cast<std::size_t>(sub.size()), -1);
+  for (int r = 0; r < g.size(); ++r) {
+    if (g.sub_color(r, remain) == color)
+      world[static_cast<std::size_t>(g.sub_rank(r, remain))] = a->current().map.to_world(r);
+  }
+  int rc = split_alias(*a, CallId::MPI_Cart_sub, color, g.sub_rank(me, remain), newcomm, &world);
   if (rc != MPI_SUCCESS) return rc;
-  return adopt_grid(comm, g.sub(remain), newcomm, "MPI_Cart_sub");
+  adopt_grid(sub, *newcomm);
+  return MPI_SUCCESS;
 }
 
 extern "C" int __wrap_MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
@@ -427,8 +441,7 @@ extern "C" int __wrap_MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int
   Cartesian g;
   if (!find_grid(comm, &g)) return PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest);
   if (direction < 0 || direction >= g.ndims()) return comm_error(comm, MPI_ERR_ARG);
-  int me = 0;
-  PMPI_Comm_rank(comm, &me);
+  const int me = program_rank(comm);
   g.shift(me, direction, disp, rank_source, rank_dest);
   if (*rank_source == Cartesian::kNone) *rank_source = MPI_PROC_NULL;
   if (*rank_dest == Cartesian::kNone) *rank_dest = MPI_PROC_NULL;
@@ -440,9 +453,7 @@ extern "C" int __wrap_MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int p
   Cartesian g;
   if (!find_grid(comm, &g)) return PMPI_Cart_get(comm, maxdims, dims, periods, coords);
   if (maxdims < g.ndims()) return comm_error(comm, MPI_ERR_ARG);
-  int me = 0;
-  PMPI_Comm_rank(comm, &me);
-  std::vector<int> c = g.coords(me);
+  std::vector<int> c = g.coords(program_rank(comm));
   for (std::size_t i = 0; i < c.size(); ++i) {
     dims[i] = g.dims()[i];
     periods[i] = g.periodic()[i] ? 1 : 0;
@@ -463,7 +474,7 @@ extern "C" int __wrap_MPI_Topo_test(MPI_Comm comm, int *status) {
   count_call(CallId::MPI_Topo_test);
   Topology *t = find_topology(comm);
   if (t == nullptr) return PMPI_Topo_test(comm, status);
-  *status = t->cartesian ? MPI_CART : MPI_DIST_GRAPH;
+  *status = t->cartesian ? MPI_CART : t->graph ? MPI_GRAPH : MPI_DIST_GRAPH;
   return MPI_SUCCESS;
 }
 
@@ -482,27 +493,196 @@ extern "C" int __wrap_MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree
   t->weighted = sourceweights != unweighted();
   if (t->weighted && indegree > 0) t->in_w.assign(sourceweights, sourceweights + indegree);
   if (t->weighted && outdegree > 0) t->out_w.assign(destweights, destweights + outdegree);
-  int me = 0, n = 0, made = 0;
-  PMPI_Comm_rank(comm, &me);
-  PMPI_Comm_size(comm, &n);
-  int rc = split_alias(*a, CallId::MPI_Dist_graph_create_adjacent, 0, me, newcomm);
+  // The graph's ranks are the old communicator's, holes included (MPI 4.0, 8.5.4).
+  std::vector<int> world;
+  for (int r = 0; r < a->size(); ++r) world.push_back(a->current().map.to_world(r));
+  int rc = split_alias(*a, CallId::MPI_Dist_graph_create_adjacent, 0, a->rank(), newcomm, &world);
   if (rc != MPI_SUCCESS) return rc;
-  PMPI_Comm_size(*newcomm, &made);
-  if (made != n) {
-    COHORT_LOG_ERROR("MPI_Dist_graph_create_adjacent: %d of the %d ranks are alive (the communicator had lost ranks); "
-                     "MPI_ERR_TOPOLOGY", made, n);
-    __wrap_MPI_Comm_free(newcomm);
-    return comm_error(comm, MPI_ERR_TOPOLOGY);
-  }
   if (info != MPI_INFO_NULL) PMPI_Comm_set_info(*newcomm, info);
   set_topology(*newcomm, std::move(t));
+  return MPI_SUCCESS;
+}
+
+extern "C" int __wrap_MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
+                                            const int destinations[], const int weights[], MPI_Info info, int reorder,
+                                            MPI_Comm *newcomm) {
+  count_call(CallId::MPI_Dist_graph_create);
+  Alias *a = find_alias(comm);
+  bool valid = newcomm != nullptr && n >= 0 && (n == 0 || (sources != nullptr && degrees != nullptr));
+  long long m = 0;
+  for (int i = 0; valid && i < n; ++i) {
+    valid = degrees[i] >= 0;
+    m += degrees[i];
+  }
+  if (a == nullptr || !valid || m > (1 << 28))
+    return PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info, reorder, newcomm);
+  // Every rank's edges (source, destination, weight) reach every survivor: a resilient MPI_Allgather of the
+  // counts, then an MPI_Allgatherv of the edges (a hole's row stays empty, MPI 4.0 8.5.4).
+  const bool weighted = weights != unweighted();
+  std::vector<int> mine;
+  for (int i = 0, e = 0; i < n; ++i) {
+    for (int k = 0; k < degrees[i]; ++k, ++e) {
+      mine.insert(mine.end(), {sources[i], destinations[e], weighted && weights != nullptr ? weights[e] : 1});
+    }
+  }
+  const int size = a->size(), me = a->rank();
+  std::vector<int> counts(static_cast<std::size_t>(size), 0), displs(static_cast<std::size_t>(size), 0);
+  int count = static_cast<int>(mine.size());
+  int rc = coll::post_MPI_Allgather(*a, describe(CallId::MPI_Allgather), &count, 1, MPI_INT, counts.data(), 1,
+                                    MPI_INT, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  long long total = 0;
+  for (int r = 0; r < size; ++r) {
+    if (!a->member(r)) counts[static_cast<std::size_t>(r)] = 0;
+    displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<int> all(static_cast<std::size_t>(total) + 1, 0);
+  rc = coll::post_MPI_Allgatherv(*a, describe(CallId::MPI_Allgatherv), mine.data(), count, MPI_INT, all.data(),
+                                 counts.data(), displs.data(), MPI_INT, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  auto t = std::make_unique<Topology>();
+  t->weighted = weighted;
+  // (the neighbours in the order of the ranks that named the edges, then their order there; the edges of a
+  // rank that died during the exchange are in on none or on every survivor: the collectives are agreed)
+  for (int r = 0; r < size; ++r) {
+    if (!a->member(r)) continue;
+    const int first = displs[static_cast<std::size_t>(r)], end = first + counts[static_cast<std::size_t>(r)];
+    for (int e = first; e < end; e += 3) {
+      const int src = all[static_cast<std::size_t>(e)], dst = all[static_cast<std::size_t>(e) + 1],
+                w = all[static_cast<std::size_t>(e) + 2];
+      if (dst == me) {
+        t->in.push_back(src);
+        t->in_w.push_back(w);
+      }
+      if (src == me) {
+        t->out.push_back(dst);
+        t->out_w.push_back(w);
+      }
+    }
+  }
+  if (!weighted) t->in_w.clear(), t->out_w.clear();
+  std::vector<int> world;
+  for (int r = 0; r < size; ++r) world.push_back(a->current().map.to_world(r));
+  rc = split_alias(*a, CallId::MPI_Dist_graph_create, 0, me, newcomm, &world);
+  if (rc != MPI_SUCCESS) return rc;
+  if (info != MPI_INFO_NULL) PMPI_Comm_set_info(*newcomm, info);
+  set_topology(*newcomm, std::move(t));
+  return MPI_SUCCESS;
+}
+
+extern "C" int __wrap_MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
+                                       MPI_Comm *newcomm) {
+  count_call(CallId::MPI_Graph_create);
+  Alias *a = find_alias(comm);
+  bool valid = newcomm != nullptr && nnodes >= 0 && (nnodes == 0 || index != nullptr);
+  for (int i = 0; valid && i < nnodes; ++i) valid = index[i] >= (i == 0 ? 0 : index[i - 1]);
+  const int nedges = nnodes > 0 && valid ? index[nnodes - 1] : 0;
+  for (int e = 0; valid && e < nedges; ++e) valid = edges != nullptr && edges[e] >= 0 && edges[e] < nnodes;
+  if (a == nullptr || !valid) return PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);  // MPI reports it
+  const int me = a->rank();
+  if (nnodes > a->size()) {
+    COHORT_LOG_ERROR("MPI_Graph_create: a graph of %d nodes needs %d ranks, the communicator has %d; MPI_ERR_ARG",
+                     nnodes, nnodes, a->size());
+    return comm_error(comm, MPI_ERR_ARG);
+  }
+  auto t = std::make_unique<Topology>();
+  t->graph = true;
+  t->index.assign(index, index + nnodes);
+  t->edges.assign(edges, edges + nedges);
+  if (me < nnodes) {
+    for (int e = me == 0 ? 0 : index[me - 1]; e < index[me]; ++e) t->in.push_back(edges[e]);
+    t->out = t->in;
+  }
+  // The graph's node i is the old communicator's rank i, holes included (MPI 4.0, 8.5.3).
+  std::vector<int> world;
+  for (int r = 0; r < nnodes; ++r) world.push_back(a->current().map.to_world(r));
+  int rc = split_alias(*a, CallId::MPI_Graph_create, me < nnodes ? 0 : MPI_UNDEFINED, me, newcomm, &world);
+  if (rc != MPI_SUCCESS) return rc;
+  if (*newcomm != MPI_COMM_NULL) set_topology(*newcomm, std::move(t));
+  return MPI_SUCCESS;
+}
+
+namespace {
+Topology *find_graph(MPI_Comm comm) {
+  Topology *t = find_topology(comm);
+  return t != nullptr && t->graph ? t : nullptr;
+}
+}  // namespace
+
+extern "C" int __wrap_MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
+  count_call(CallId::MPI_Graphdims_get);
+  Topology *t = find_graph(comm);
+  if (t == nullptr) return PMPI_Graphdims_get(comm, nnodes, nedges);
+  *nnodes = static_cast<int>(t->index.size());
+  *nedges = static_cast<int>(t->edges.size());
+  return MPI_SUCCESS;
+}
+
+extern "C" int __wrap_MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+  count_call(CallId::MPI_Graph_get);
+  Topology *t = find_graph(comm);
+  if (t == nullptr) return PMPI_Graph_get(comm, maxindex, maxedges, index, edges);
+  for (int i = 0; i < maxindex && i < static_cast<int>(t->index.size()); ++i)
+    index[i] = t->index[static_cast<std::size_t>(i)];
+  for (int e = 0; e < maxedges && e < static_cast<int>(t->edges.size()); ++e)
+    edges[e] = t->edges[static_cast<std::size_t>(e)];
+  return MPI_SUCCESS;
+}
+
+extern "C" int __wrap_MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) {
+  count_call(CallId::MPI_Graph_neighbors_count);
+  Topology *t = find_graph(comm);
+  if (t == nullptr) return PMPI_Graph_neighbors_count(comm, rank, nneighbors);
+  if (rank < 0 || rank >= static_cast<int>(t->index.size())) return comm_error(comm, MPI_ERR_RANK);
+  const std::size_t r = static_cast<std::size_t>(rank);
+  *nneighbors = t->index[r] - (rank == 0 ? 0 : t->index[r - 1]);
+  return MPI_SUCCESS;
+}
+
+extern "C" int __wrap_MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+  count_call(CallId::MPI_Graph_neighbors);
+  Topology *t = find_graph(comm);
+  if (t == nullptr) return PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors);
+  if (rank < 0 || rank >= static_cast<int>(t->index.size())) return comm_error(comm, MPI_ERR_RANK);
+  const int first = rank == 0 ? 0 : t->index[static_cast<std::size_t>(rank) - 1];
+  for (int k = 0; k < maxneighbors && first + k < t->index[static_cast<std::size_t>(rank)]; ++k)
+    neighbors[k] = t->edges[static_cast<std::size_t>(first + k)];
+  return MPI_SUCCESS;
+}
+
+// MPI_Cart_map and MPI_Graph_map (MPI 4.0, 8.5.8): the placement cohort's constructors make, as if called
+// with reorder = 0 (the program's rank when it is in the topology, else MPI_UNDEFINED), in the program's
+// numbering of a communicator with holes too.
+extern "C" int __wrap_MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) {
+  count_call(CallId::MPI_Cart_map);
+  Alias *a = find_alias(comm);
+  long long n = 1;
+  bool valid = newrank != nullptr && ndims >= 0 && (ndims == 0 || dims != nullptr);
+  for (int i = 0; valid && i < ndims; ++i) {
+    valid = dims[i] > 0;
+    n *= valid ? dims[i] : 1;
+  }
+  if (a == nullptr || !valid) return PMPI_Cart_map(comm, ndims, dims, periods, newrank);
+  if (n > a->size()) return comm_error(comm, MPI_ERR_DIMS);
+  *newrank = a->rank() < n ? a->rank() : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+extern "C" int __wrap_MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) {
+  count_call(CallId::MPI_Graph_map);
+  Alias *a = find_alias(comm);
+  if (a == nullptr || newrank == nullptr || nnodes < 0) return PMPI_Graph_map(comm, nnodes, index, edges, newrank);
+  if (nnodes > a->size()) return comm_error(comm, MPI_ERR_ARG);
+  *newrank = a->rank() < nnodes ? a->rank() : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
 
 extern "C" int __wrap_MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) {
   count_call(CallId::MPI_Dist_graph_neighbors_count);
   Topology *t = find_topology(comm);
-  if (t == nullptr || t->cartesian) return PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted);
+  if (t == nullptr || t->cartesian || t->graph)
+    return PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted);
   *indegree = static_cast<int>(t->in.size());
   *outdegree = static_cast<int>(t->out.size());
   *weighted = t->weighted ? 1 : 0;
@@ -513,7 +693,7 @@ extern "C" int __wrap_MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, i
                                                int maxoutdegree, int destinations[], int destweights[]) {
   count_call(CallId::MPI_Dist_graph_neighbors);
   Topology *t = find_topology(comm);
-  if (t == nullptr || t->cartesian)
+  if (t == nullptr || t->cartesian || t->graph)
     return PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations,
                                      destweights);
   for (int j = 0; j < maxindegree && j < static_cast<int>(t->in.size()); ++j) {

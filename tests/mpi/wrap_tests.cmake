@@ -108,45 +108,45 @@ cohort_mpi_test(wrap.comm.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_
 # --- wrap: Cartesian communicators (issue 11): queries as raw MPI's, a dead rank in the grid, a death in
 # MPI_Cart_create ---
 cohort_test_program(wrap_cart wrap_cart.c)
-cohort_mpi_test(wrap.cart.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_cart> equiv)
-cohort_mpi_test(wrap.cart.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:wrap_cart> equiv)
-cohort_mpi_test(wrap.cart.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb} COHORT_ON_DEAD_PEER=skip
+cohort_mpi_test(wrap.cart.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 LABELS topology COMMAND $<TARGET_FILE:wrap_cart> equiv)
+cohort_mpi_test(wrap.cart.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 LABELS topology COMMAND $<TARGET_FILE:wrap_cart> equiv)
+cohort_mpi_test(wrap.cart.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology ENV ${_wrap_hb} COHORT_ON_DEAD_PEER=skip
   COMMAND $<TARGET_FILE:wrap_cart> degraded 2)
-cohort_mpi_test(wrap.cart.during PART wrap NP 4 TIMEOUT 60 PASS 3
+cohort_mpi_test(wrap.cart.during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=cart_create.posted COMMAND $<TARGET_FILE:wrap_cart> during)
-cohort_mpi_test(wrap.cart.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb} COHORT_ON_DEAD_PEER=skip
+cohort_mpi_test(wrap.cart.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 LABELS topology ENV ${_wrap_hb} COHORT_ON_DEAD_PEER=skip
   COMMAND $<TARGET_FILE:wrap_cart> degraded 1+2)
-cohort_mpi_test(wrap.cart.sub_during PART wrap NP 4 TIMEOUT 60 PASS 3
+cohort_mpi_test(wrap.cart.sub_during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=cart_sub.posted COMMAND $<TARGET_FILE:wrap_cart> sub_during)
 
 # --- wrap: distributed graphs and neighbourhood collectives (issue 11) ---
 cohort_test_program(wrap_neighbor wrap_neighbor.c)
-cohort_mpi_test(wrap.neighbor.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
-cohort_mpi_test(wrap.neighbor.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
-cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+cohort_mpi_test(wrap.neighbor.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 LABELS topology COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
+cohort_mpi_test(wrap.neighbor.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 LABELS topology COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
+cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 2)
-cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
+cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 LABELS topology ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2)
 # Under the ulfm backend Open MPI 5 fails the exchange's requests to the killed rank itself, and refuses to
 # cancel a receive it failed (issue 13): wrap/topology.cpp takes both as that peer's missing block.
-cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=neighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1)
 # The same with the nonblocking neighbourhood collectives (all five in flight, MPI_Waitall or MPI_Testall).
-cohort_mpi_test(wrap.neighbor.nb_equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_neighbor> equiv nb)
-cohort_mpi_test(wrap.neighbor.nb_equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 COMMAND $<TARGET_FILE:wrap_neighbor> equiv nb)
-cohort_mpi_test(wrap.neighbor.nb_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
+cohort_mpi_test(wrap.neighbor.nb_equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 LABELS topology COMMAND $<TARGET_FILE:wrap_neighbor> equiv nb)
+cohort_mpi_test(wrap.neighbor.nb_equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 LABELS topology COMMAND $<TARGET_FILE:wrap_neighbor> equiv nb)
+cohort_mpi_test(wrap.neighbor.nb_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 LABELS topology ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2 nb)
-cohort_mpi_test(wrap.neighbor.nb_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+cohort_mpi_test(wrap.neighbor.nb_during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=ineighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1 nb)
 if(COHORT_HAVE_PERSISTENT_COLL)  # MPI 4.0's MPI_Neighbor_*_init (wrap/persistent_coll.cpp)
-  cohort_mpi_test(wrap.neighbor.pers_equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4
+  cohort_mpi_test(wrap.neighbor.pers_equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 LABELS topology
     COMMAND $<TARGET_FILE:wrap_neighbor> equiv pers)
-  cohort_mpi_test(wrap.neighbor.pers_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
+  cohort_mpi_test(wrap.neighbor.pers_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 LABELS topology ENV ${_wrap_hb}
     COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2 pers)
-  cohort_mpi_test(wrap.neighbor.pers_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  cohort_mpi_test(wrap.neighbor.pers_during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology ENV ${_wrap_hb}
     COHORT_INJECT_FAILURE=rank=1,at=ineighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1 pers)
 endif()
-cohort_mpi_test(wrap.neighbor.graph_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+cohort_mpi_test(wrap.neighbor.graph_during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=dist_graph_create_adjacent.posted COMMAND $<TARGET_FILE:wrap_neighbor> graph_during)
 
 # A rank dies in the barrier that confirms its second call (it completed the call; some survivors may pass

@@ -57,6 +57,23 @@ unset(CMAKE_REQUIRED_LIBRARIES)
 if(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
   add_compile_definitions(COHORT_HAVE_COMM_CREATE_FROM_GROUP=1)
 endif()
+# MPI 4.0's Sessions (MPI_Session_init & co.: MPICH 4, Open MPI 5; not Open MPI 4.1). calls.def lists the
+# wrapped ones either way; where the MPI lacks them, wrap/calls.h declares the handle type and their PMPI_
+# names (weak), wrap/session.cpp defines entry points that no program can reach, and their tests are not
+# registered.
+set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+check_c_source_compiles([=[
+#include <mpi.h>
+int main(void) {
+  MPI_Session s;
+  MPI_Group g;
+  return MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s) +
+         MPI_Group_from_session_pset(s, "mpi://WORLD", &g) + MPI_Session_finalize(&s);
+}]=] COHORT_HAVE_SESSIONS)
+unset(CMAKE_REQUIRED_LIBRARIES)
+if(COHORT_HAVE_SESSIONS)
+  add_compile_definitions(COHORT_HAVE_SESSIONS=1)
+endif()
 # MPI 4.0's persistent collectives (MPI_Allreduce_init & co.: MPICH 4, Open MPI 5; not Open MPI 4.1). The
 # same way: wrap/calls.h declares their PMPI_ names weak where the MPI lacks them, and the tests of
 # wrap/persistent_coll.cpp are registered only where the MPI has them.

@@ -27,6 +27,7 @@
 #include "detector/run_status.hpp"
 #include "detector/settings.hpp"
 #include "detector/stats.hpp"
+#include "detector/world.hpp"
 
 namespace cohort::detector {
 
@@ -536,8 +537,8 @@ void Runtime::shutdown() {
 
 void start(bool thread_multiple) {
   if (g.running.load() || g.size > 0) return;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &g.rank);
-  PMPI_Comm_size(MPI_COMM_WORLD, &g.size);
+  PMPI_Comm_rank(cohort::world(), &g.rank);
+  PMPI_Comm_size(cohort::world(), &g.size);
   g.t0 = monotonic_us();
   std::string err = load_settings(&g.settings);
   if (!err.empty()) log::fatal(2, "MPI_Init: %s", err.c_str());
@@ -548,7 +549,7 @@ void start(bool thread_multiple) {
     g.learned_at[i].store(-1);
   }
   if (thread_multiple) {
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &g.comm) != MPI_SUCCESS) log::fatal(2, "MPI_Init: MPI_Comm_dup for the failure detector failed");
+    if (PMPI_Comm_dup(cohort::world(), &g.comm) != MPI_SUCCESS) log::fatal(2, "MPI_Init: MPI_Comm_dup for the failure detector failed");
     PMPI_Comm_set_errhandler(g.comm, MPI_ERRORS_RETURN);
 #if defined(COHORT_USE_ULFM)
     // NOTE: under ULFM the MPI runtime detects failures; the heartbeat ring would only add traffic.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "detector/log.hpp"
+#include "detector/world.hpp"
 
 namespace cohort::repair {
 
@@ -43,7 +44,7 @@ int group_create(MPI_Group group, int tag, MPI_Comm *newcomm, std::vector<int> *
 /// MPI_COMM_WORLD ranks of group's members in group order (MPI_UNDEFINED for a process outside world).
 inline std::vector<int> world_ranks_of_group(MPI_Group group) {
   MPI_Group world;
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Comm_group(cohort::world(), &world);
   int n = 0;
   PMPI_Group_size(group, &n);
   std::vector<int> local(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
@@ -65,7 +66,7 @@ inline std::uint64_t ranks_fingerprint(const std::vector<int> &ranks) {
 /// member.
 inline int member_position(const std::vector<int> &world, const char *call) {
   int me = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+  PMPI_Comm_rank(cohort::world(), &me);
   for (std::size_t i = 0; i < world.size(); ++i) {
     if (world[i] == me) return static_cast<int>(i);
   }

@@ -21,6 +21,7 @@
 #include "detector/runtime.hpp"
 #include "repair/group.hpp"
 #include "repair/repair.hpp"
+#include "detector/world.hpp"
 
 namespace cohort::repair {
 namespace {
@@ -62,7 +63,7 @@ MPI_Comm create_once(const std::vector<int> &world, const std::vector<int> &live
     if (std::find(live.begin(), live.end(), world[i]) == live.end()) name += "." + std::to_string(i);
   }
   MPI_Group wg, sub;
-  PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+  PMPI_Comm_group(cohort::world(), &wg);
   PMPI_Group_incl(wg, static_cast<int>(live.size()), live.data(), &sub);
   PMPI_Group_free(&wg);
   auto attempt = std::make_shared<Attempt>();
@@ -82,7 +83,7 @@ MPI_Comm create_once(const std::vector<int> &world, const std::vector<int> &live
       if (now - start >= std::chrono::milliseconds(kQuietMs) &&
           now - probed >= std::chrono::milliseconds(kProbeGapMs)) {
         int any = 0;
-        PMPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_SELF, &any, MPI_STATUS_IGNORE);
+        PMPI_Iprobe(MPI_ANY_SOURCE, 0, cohort::self(), &any, MPI_STATUS_IGNORE);
         probed = now;
       }
       detector::refresh();
@@ -102,17 +103,17 @@ MPI_Comm create_once(const std::vector<int> &world, const std::vector<int> &live
 MPI_Comm create_once(const std::vector<int> &, const std::vector<int> &live, int tag, std::uint64_t, const char *,
                      int *rc) {
   MPI_Errhandler saved;
-  PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved);
-  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  ack_failed(MPI_COMM_WORLD);
+  PMPI_Comm_get_errhandler(cohort::world(), &saved);
+  PMPI_Comm_set_errhandler(cohort::world(), MPI_ERRORS_RETURN);
+  ack_failed(cohort::world());
   MPI_Group wg, sub;
-  PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+  PMPI_Comm_group(cohort::world(), &wg);
   PMPI_Group_incl(wg, static_cast<int>(live.size()), live.data(), &sub);
   MPI_Comm made = MPI_COMM_NULL;
-  *rc = PMPI_Comm_create_group(MPI_COMM_WORLD, sub, tag, &made);
+  *rc = PMPI_Comm_create_group(cohort::world(), sub, tag, &made);
   PMPI_Group_free(&sub);
   PMPI_Group_free(&wg);
-  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, saved);
+  PMPI_Comm_set_errhandler(cohort::world(), saved);
   PMPI_Errhandler_free(&saved);
   return *rc == MPI_SUCCESS ? made : MPI_COMM_NULL;
 }

@@ -28,6 +28,7 @@
 #include "repair/engine.hpp"
 #include "repair/group.hpp"
 #include "repair/repair.hpp"
+#include "detector/world.hpp"
 
 namespace cohort::repair {
 namespace {
@@ -411,10 +412,10 @@ MPI_Errhandler g_world_eh_saved = MPI_ERRHANDLER_NULL;
 void world_errors_return(bool on) {
   std::lock_guard<std::mutex> lock(g_world_eh_mu);
   if (on && g_world_eh_users++ == 0) {
-    PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &g_world_eh_saved);
-    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    PMPI_Comm_get_errhandler(cohort::world(), &g_world_eh_saved);
+    PMPI_Comm_set_errhandler(cohort::world(), MPI_ERRORS_RETURN);
   } else if (!on && --g_world_eh_users == 0) {
-    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, g_world_eh_saved);
+    PMPI_Comm_set_errhandler(cohort::world(), g_world_eh_saved);
     PMPI_Errhandler_free(&g_world_eh_saved);
   }
 }
@@ -429,13 +430,13 @@ void world_errors_return(bool on) {
 std::shared_ptr<Attempt> create_over_world(const std::vector<int> &members, int tag) {
   auto attempt = std::make_shared<Attempt>();
   MPI_Group world, group;
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Comm_group(cohort::world(), &world);
   PMPI_Group_incl(world, static_cast<int>(members.size()), members.data(), &group);
   PMPI_Group_free(&world);
   world_errors_return(true);
   std::thread([attempt, group, tag]() mutable {
     MPI_Comm out = MPI_COMM_NULL;
-    attempt->rc = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tag, &out);
+    attempt->rc = PMPI_Comm_create_group(cohort::world(), group, tag, &out);
     attempt->comm = out;
     PMPI_Group_free(&group);
     world_errors_return(false);
@@ -458,18 +459,18 @@ void init() {
   if (g_live.load()) return;
   // NOTE: nonblocking duplications, waited for here unless a rank is found dead meanwhile: a rank that
   // dies during MPI_Init must not hang the others in it (repair then reports it at its first use).
-  int rc = PMPI_Comm_idup(MPI_COMM_WORLD, &g_comm, &g_comm_req);
+  int rc = PMPI_Comm_idup(cohort::world(), &g_comm, &g_comm_req);
   if (rc != MPI_SUCCESS) log::fatal(1, "MPI_Init: repair: MPI_Comm_idup(MPI_COMM_WORLD) failed (code %d)", rc);
   PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_info, &g_keyval, nullptr);
   int size = 0, rank = 0;
-  PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(cohort::world(), &size);
+  PMPI_Comm_rank(cohort::world(), &rank);
   CommInfo *world;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     g_engine = std::make_unique<Engine>(rank);
     g_rbuf.assign(max_wire_size(size), 0);
-    world = register_locked(MPI_COMM_WORLD, nullptr);
+    world = register_locked(cohort::world(), nullptr);
   }
   // NOTE: one duplication of MPI_COMM_WORLD at a time: two pending idups on one communicator post their
   // internal rounds in different orders on different ranks under Open MPI 4.1 (a rank then never
@@ -487,7 +488,7 @@ void init() {
   };
   if (wait_until([] { return transport_ready_locked(); })) {
     std::lock_guard<std::mutex> lock(g_mu);
-    PMPI_Comm_idup(MPI_COMM_WORLD, &world->shadow, &world->shadow_req);
+    PMPI_Comm_idup(cohort::world(), &world->shadow, &world->shadow_req);
   } else {
     world->tainted = true;  // no fast path for world: shrink creates over the survivors instead
   }

@@ -18,6 +18,7 @@
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
+#include "detector/world.hpp"
 
 // NOTE: library code calls the profiling names where the MPI declares them, so that a later wrapper of
 // MPIX_* cannot redirect cohort's own calls.
@@ -103,7 +104,7 @@ void publish(MPI_Comm comm, const std::vector<int> &failed) {
   if (failed.empty()) return;
   MPI_Group group, world;
   PMPI_Comm_group(comm, &group);
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Comm_group(cohort::world(), &world);
   std::vector<int> ranks(failed.size());
   PMPI_Group_translate_ranks(group, static_cast<int>(failed.size()), failed.data(), world, ranks.data());
   PMPI_Group_free(&group);

@@ -19,6 +19,13 @@ extern "C" {
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
                                 MPI_Comm *newcomm) __attribute__((weak));
 #endif
+#if !defined(COHORT_HAVE_SESSIONS)
+// MPI 4.0's Sessions, absent from Open MPI 4.1: the handle type (so that the session rows of calls.def
+// declare) and the PMPI_ names the preload build's entry points forward to, weak; nothing calls them there.
+typedef struct cohort_no_session_ *MPI_Session;
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) __attribute__((weak));
+int PMPI_Session_finalize(MPI_Session *session) __attribute__((weak));
+#endif
 #if !defined(COHORT_HAVE_PERSISTENT_COLL)
 // MPI 4.0's persistent collectives (MPI_Allreduce_init & co.), absent from Open MPI 4.1: their PMPI_ names
 // are declared weak so that the preload build's pass-through entry points link; cohort never calls them

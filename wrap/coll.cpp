@@ -22,6 +22,7 @@
 #include "wrap/nbc.hpp"
 #include "wrap/request.hpp"
 #include "wrap/ulfm_api.hpp"
+#include "wrap/reduce_local.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -727,5 +728,5 @@ using namespace cohort::wrap;  // NOLINT: the generated extern "C" entry points 
 
 extern "C" int __wrap_MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype type, MPI_Op op) {
   count_call(CallId::MPI_Reduce_local);
-  return PMPI_Reduce_local(inbuf, inoutbuf, count, type, op);
+  return reduce_local(inbuf, inoutbuf, count, type, op, "MPI_Reduce_local");
 }

@@ -403,7 +403,7 @@ extern "C" int __wrap_MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
       std::vector<int> world(static_cast<std::size_t>(m.alias_size()));
       for (int r = 0; r < m.alias_size(); ++r) world[static_cast<std::size_t>(r)] = m.to_world(r);
       MPI_Group all;
-      PMPI_Comm_group(MPI_COMM_WORLD, &all);
+      PMPI_Comm_group(cohort::world(), &all);
       int rc = PMPI_Group_incl(all, m.alias_size(), world.data(), group);
       PMPI_Group_free(&all);
       return rc;

@@ -14,6 +14,7 @@
 #include "repair/group.hpp"
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
+#include "wrap/init.hpp"
 
 using namespace cohort;  // NOLINT: this file only defines extern "C" entry points
 
@@ -45,13 +46,15 @@ int string_tag(const char *tag) {
 }  // namespace
 
 // MPI_Comm_create_from_group (MPI 4.0 section 11.4.2; MPICH 4, Open MPI 5): the same liveness discovery as
-// MPI_Comm_create_group over the group's members. Its errors go to MPI_COMM_SELF's handler (errors not tied
-// to a handle, World Model); the new communicator gets `errhandler` and `info`.
+// MPI_Comm_create_group over the group's members, also for the group of a session's process set (cohort's
+// world communicator then comes from its own session: wrap/session.cpp). Its errors go to MPI_COMM_SELF's
+// handler under the World Model (errors not tied to a handle); under the Sessions model alone there is no
+// such handle, and they are returned. The new communicator gets `errhandler` and `info`.
 extern "C" int __wrap_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                                  MPI_Errhandler errhandler, MPI_Comm *newcomm) {
   wrap::count_call(wrap::CallId::MPI_Comm_create_from_group);
-  if (newcomm == nullptr || stringtag == nullptr || wrap::find_alias(MPI_COMM_WORLD) == nullptr) {
-    // MPI reports the bad argument; or the Sessions model without MPI_Init: cohort is not running.
+  if (newcomm == nullptr || stringtag == nullptr || !wrap::running()) {
+    // MPI reports the bad argument; or cohort is not running (a session opened after it stopped).
 #if !defined(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
     if (&PMPI_Comm_create_from_group == nullptr) return MPI_ERR_OTHER;  // this MPI has no such call
 #endif
@@ -59,7 +62,7 @@ extern "C" int __wrap_MPI_Comm_create_from_group(MPI_Group group, const char *st
   }
   int rc = repair::group_create(group, string_tag(stringtag), newcomm, nullptr, "MPI_Comm_create_from_group");
   if (rc != MPI_SUCCESS) {
-    PMPI_Comm_call_errhandler(MPI_COMM_SELF, rc);
+    if (wrap::world_model()) PMPI_Comm_call_errhandler(MPI_COMM_SELF, rc);
     return rc;
   }
   if (info != MPI_INFO_NULL) PMPI_Comm_set_info(*newcomm, info);

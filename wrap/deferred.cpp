@@ -18,6 +18,7 @@
 #include "wrap/progress.hpp"
 #include "wrap/settings.hpp"
 #include "wrap/small_coll.hpp"
+#include "wrap/reduce_local.hpp"
 
 namespace cohort::wrap::deferred {
 namespace {
@@ -66,7 +67,8 @@ void pick(void *in, void *inout, int *len, MPI_Datatype *type) {
     if (ha.flag > hb.flag) {
       std::memcpy(b, a, static_cast<std::size_t>(size));
     } else if (ha.flag == 1 && hb.flag == 1 && ha.reduces && ha.count > 0) {
-      PMPI_Reduce_local(a + sizeof(Header), b + sizeof(Header), ha.count, types()[ha.type_index], ops()[ha.op_index]);
+      reduce_local(a + sizeof(Header), b + sizeof(Header), ha.count, types()[ha.type_index], ops()[ha.op_index],
+                   "deferred confirmation");
     }
   }
 }

@@ -21,6 +21,7 @@
 #include "wrap/outcome.hpp"
 #include "wrap/progress.hpp"
 #include "wrap/ulfm_api.hpp"
+#include "detector/world.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -167,10 +168,10 @@ bool Alias::release_substitutes() {
 void register_world() {
   set_join_hook(join_repairs);
   int n = 0;
-  PMPI_Comm_size(MPI_COMM_WORLD, &n);
+  PMPI_Comm_size(cohort::world(), &n);
   std::vector<int> world(n);
   std::iota(world.begin(), world.end(), 0);
-  auto a = std::make_unique<Alias>(MPI_COMM_WORLD, std::move(world));
+  auto a = std::make_unique<Alias>(cohort::world(), std::move(world));
   // NOTE: the program's collectives on MPI_COMM_WORLD never run on MPI_COMM_WORLD itself: repair creates
   // communicators over it (MPI_Comm_create_group on its slow path, idups at init), and under Open MPI 4.1
   // a nonblocking collective abandoned on world, or one posted while such a creation is in progress, takes
@@ -182,13 +183,13 @@ void register_world() {
   }
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_world.store(a.get());
-  g_registry[MPI_COMM_WORLD] = std::move(a);
+  g_registry[cohort::world()] = std::move(a);
 }
 
 void set_before_agree(BeforeAgree hook) { g_before_agree.store(hook, std::memory_order_release); }
 
 Alias *find_alias(MPI_Comm comm) {
-  if (comm == MPI_COMM_WORLD) return g_world.load(std::memory_order_acquire);
+  if (comm == cohort::world()) return g_world.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> lock(g_registry_mu);
   auto it = g_registry.find(comm);
   return it == g_registry.end() ? nullptr : it->second.get();
@@ -224,11 +225,11 @@ Alias *adopt_alias(std::unique_ptr<Alias> a, bool private_substitute) {
 }  // namespace
 
 Alias *register_alias(MPI_Comm comm, bool private_substitute) {
-  return adopt_alias(std::make_unique<Alias>(comm, ranks_in(comm, MPI_COMM_WORLD)), private_substitute);
+  return adopt_alias(std::make_unique<Alias>(comm, ranks_in(comm, cohort::world())), private_substitute);
 }
 
 Alias *register_alias_with_holes(MPI_Comm comm, std::vector<int> alias_to_world, bool private_substitute) {
-  std::vector<int> world = ranks_in(comm, MPI_COMM_WORLD), live;
+  std::vector<int> world = ranks_in(comm, cohort::world()), live;
   for (int w : world) {
     auto it = std::find(alias_to_world.begin(), alias_to_world.end(), w);
     if (it == alias_to_world.end()) log::fatal(1, "topology creation: world rank %d is not in the topology", w);
@@ -245,7 +246,7 @@ Unregistered unregister_alias(MPI_Comm comm) {
   {
     std::lock_guard<std::mutex> lock(g_registry_mu);
     auto it = g_registry.find(comm);
-    if (it == g_registry.end() || comm == MPI_COMM_WORLD) return Unregistered::unknown;
+    if (it == g_registry.end() || comm == cohort::world()) return Unregistered::unknown;
     a = std::move(it->second);
     g_registry.erase(it);
   }

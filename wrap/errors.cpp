@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "detector/log.hpp"
+#include "detector/world.hpp"
 #include "repair/repair.hpp"
 #include "wrap/calls.h"
 #include "wrap/policy.hpp"
@@ -59,10 +60,12 @@ FailureClass *failure_class(int code) {
 std::atomic<int> g_ft_keyval{MPI_KEYVAL_INVALID};
 int g_ft_value = 1;
 
+// The key, and its value on MPI_COMM_WORLD under the World Model (a program that starts with
+// MPI_Session_init gets it on MPI_COMM_WORLD at its MPI_Init, set_world_ft_attribute).
 void set_ft_attribute() {
   int key = MPI_KEYVAL_INVALID;
   if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &key, nullptr) != MPI_SUCCESS) return;
-  PMPI_Comm_set_attr(MPI_COMM_WORLD, key, &g_ft_value);
+  if (!cohort::world_from_session()) PMPI_Comm_set_attr(MPI_COMM_WORLD, key, &g_ft_value);
   g_ft_keyval.store(key);
 }
 
@@ -145,7 +148,7 @@ int error_string(int code, char *text, int *len) {
 void init_error_classes() {
 #ifdef MPIX_ERR_PROC_FAILED
 #if defined(COHORT_USE_ULFM)
-  tolerate_failures(MPI_COMM_WORLD);
+  tolerate_failures(cohort::world());
 #endif
 #else
   add_class(&g_proc_failed);
@@ -154,6 +157,13 @@ void init_error_classes() {
 #endif
 #if !defined(MPIX_FT)
   set_ft_attribute();
+#endif
+}
+
+void set_world_ft_attribute() {
+#if !defined(MPIX_FT)
+  int key = g_ft_keyval.load();
+  if (key != MPI_KEYVAL_INVALID) PMPI_Comm_set_attr(MPI_COMM_WORLD, key, &g_ft_value);
 #endif
 }
 

@@ -46,6 +46,10 @@ int error_string(int code, char *text, int *len);
 /// and cohort's wrappers handle (dead-peer policy, repair).
 void init_error_classes();
 
+/// Sets the MPIX_FT attribute on MPI_COMM_WORLD: for MPI_Init in a program that started cohort with
+/// MPI_Session_init (init_error_classes ran then, without MPI_COMM_WORLD).
+void set_world_ft_attribute();
+
 /// Gives `to` (just created from `from`) from's error handler, as MPI does for a new communicator. Local.
 void copy_errhandler(MPI_Comm from, MPI_Comm to);
 

@@ -56,6 +56,7 @@
 #include "wrap/nbc.hpp"
 #include "wrap/policy.hpp"
 #include "wrap/shared_pointer.hpp"
+#include "detector/world.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -314,13 +315,13 @@ extern "C" int __wrap_MPI_File_open(MPI_Comm comm, const char *filename, int amo
   rec.side = side_path(rec.name, *a);
   int rc = run_on_first(*a, CallId::MPI_File_open, [&](int attempt) {
     // NOTE: a retry means a dead rank 0 may have created the file already: EXCL would then fail.
-    int r = PMPI_File_open(MPI_COMM_SELF, filename, attempt > 0 ? mode & ~MPI_MODE_EXCL : mode, info, &mine);
+    int r = PMPI_File_open(cohort::self(), filename, attempt > 0 ? mode & ~MPI_MODE_EXCL : mode, info, &mine);
     if (r == MPI_SUCCESS) rec.side_fd = create_side(side_dir(rec.name), rec.side);
     return r;
   });
   if (rc == MPI_SUCCESS && mine == MPI_FILE_NULL) {
     // NOTE: without CREATE: rank 0 created it; if it is gone again, this rank reports it, as MPI would.
-    rc = PMPI_File_open(MPI_COMM_SELF, filename, mode & ~(MPI_MODE_EXCL | MPI_MODE_CREATE), info, &mine);
+    rc = PMPI_File_open(cohort::self(), filename, mode & ~(MPI_MODE_EXCL | MPI_MODE_CREATE), info, &mine);
   }
   if (rc == MPI_SUCCESS && rec.side_fd == -1) rec.side_fd = ::open(rec.side.c_str(), O_RDWR | O_CLOEXEC);
   // NOTE: every survivor has its handle once this returns. Without it a fast rank could return, fail, and

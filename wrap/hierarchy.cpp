@@ -20,6 +20,8 @@
 #include "wrap/coll.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/progress.hpp"
+#include "detector/world.hpp"
+#include "wrap/reduce_local.hpp"
 
 namespace cohort::wrap::hierarchy {
 namespace {
@@ -178,14 +180,14 @@ std::vector<char> offer(bool valid, const void *buf, int count, MPI_Datatype typ
   std::memcpy(e.data(), &v, sizeof v);
   if (valid) {
     int pos = 0;
-    PMPI_Pack(buf, count, type, e.data() + sizeof(int), packed_size, &pos, MPI_COMM_WORLD);
+    PMPI_Pack(buf, count, type, e.data() + sizeof(int), packed_size, &pos, cohort::world());
   }
   return e;
 }
 
 void unpack(const std::vector<char> &e, void *buf, int count, MPI_Datatype type, int packed_size) {
   int pos = 0;
-  PMPI_Unpack(e.data() + sizeof(int), packed_size, &pos, buf, count, type, MPI_COMM_WORLD);
+  PMPI_Unpack(e.data() + sizeof(int), packed_size, &pos, buf, count, type, cohort::world());
 }
 
 }  // namespace
@@ -199,6 +201,11 @@ void read_setting() {
 
 void init() {
   if (g_spec.mode == topology::HierarchySpec::off) return;
+  if (cohort::world_from_session()) {
+    // NOTE: the hierarchy shapes collectives on MPI_COMM_WORLD; a program under the Sessions model has none.
+    COHORT_LOG_INFO("MPI_Session_init: COHORT_HIERARCHY applies to MPI_COMM_WORLD only; collectives stay flat");
+    return;
+  }
   int rank = 0, n = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -281,7 +288,7 @@ int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, 
   int rc = resilient_allreduce(g_local, sendbuf, recvbuf, count, type, op, &g_local_repairs);
   if (rc != MPI_SUCCESS) return rc;
   int packed = 0;
-  PMPI_Pack_size(count, type, MPI_COMM_WORLD, &packed);
+  PMPI_Pack_size(count, type, cohort::world(), &packed);
   MPI_Datatype element;
   PMPI_Type_contiguous(static_cast<int>(sizeof(int)) + packed, MPI_BYTE, &element);
   PMPI_Type_commit(&element);
@@ -309,7 +316,7 @@ int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, 
         any = true;
       } else {
         unpack(partials[static_cast<std::size_t>(g)], next.ptr, count, type, packed);
-        PMPI_Reduce_local(next.ptr, acc.ptr, count, type, op);  // acc = p_g op acc
+        reduce_local(next.ptr, acc.ptr, count, type, op, "COHORT_HIERARCHY");  // acc = p_g op acc
       }
     }
     total_offer = offer(true, acc.ptr, count, type, packed);

@@ -1,9 +1,11 @@
-// MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort: start and stop cohort around the MPI library.
+// MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort: start and stop cohort around the MPI library (the
+// World Model); wrap/session.cpp starts and stops it under the Sessions model with the same functions.
 #include <mpi.h>
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -16,14 +18,17 @@
 #include "detector/run_status.hpp"
 #include "detector/runtime.hpp"
 #include "detector/settings.hpp"
+#include "detector/world.hpp"
 #include "repair/repair.hpp"
 #include "wrap/calls.h"
 #include "wrap/deferred.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/hierarchy.hpp"
+#include "wrap/init.hpp"
 #include "wrap/policy.hpp"
 #include "wrap/request.hpp"
+#include "wrap/session.hpp"
 #include "wrap/ulfm_api.hpp"
 #include "wrap/watchdog.hpp"
 
@@ -84,9 +89,20 @@ void restore_sigusr1(const struct sigaction &before) {
 #endif
 }
 
-int init_common(int *argc, char ***argv, int *provided) {
+// The state of the two ways to start MPI (MPI 4.0 section 11.3: a program may use both): whether the World
+// Model is on (MPI_Init returned, MPI_Finalize not yet called), whether MPI_Finalize left the MPI
+// library's own finalize to the end of the last session, and whether cohort ran and stopped. (Atomic: the
+// program's threads may call MPI_Comm_create_from_group, which asks running(), while another one starts.)
+std::atomic<bool> g_world_model{false};
+std::atomic<bool> g_finalize_deferred{false};
+std::atomic<bool> g_running{false};
+std::atomic<bool> g_stopped{false};
+
+}  // namespace
+
+int start(const char *call, int *argc, char ***argv, int *provided, BringUpMpi bring_up) {
   if (!log::configure_from_env()) {
-    log::fatal(2, "MPI_Init: invalid COHORT_LOG (expected error, warn, info or debug)");
+    log::fatal(2, "%s: invalid COHORT_LOG (expected error, warn, info or debug)", call);
   }
   // NOTE: cohort-run stops the job when a rank ends before its init-done record while another one waits
   // in MPI_Init (which would otherwise wait for it forever, under both MPIs).
@@ -96,19 +112,19 @@ int init_common(int *argc, char ***argv, int *provided) {
   int got = MPI_THREAD_SINGLE;
   // NOTE: the detector thread calls MPI concurrently with the program, so cohort always asks for
   // MPI_THREAD_MULTIPLE, whatever the program asked for.
-  int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &got);
+  int rc = bring_up(argc, argv, &got);
   if (rc != MPI_SUCCESS) return rc;
   restore_sigusr1(sigusr1_before);
   int rank = -1;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_rank(cohort::world(), &rank);
   log::set_rank(rank);
   init_error_classes();
   check_settings(rank);
   std::vector<std::string> calls;
-  for (const CallInfo &call : kCallInfo) calls.emplace_back(call.name);
+  for (const CallInfo &call_info : kCallInfo) calls.emplace_back(call_info.name);
   inject::declare_calls(std::move(calls));
   if (got < MPI_THREAD_MULTIPLE) {
-    COHORT_LOG_WARN("MPI_Init: MPI provides thread level %d, not MPI_THREAD_MULTIPLE; failure detection is off", got);
+    COHORT_LOG_WARN("%s: MPI provides thread level %d, not MPI_THREAD_MULTIPLE; failure detection is off", call, got);
   }
   detector::start(got >= MPI_THREAD_MULTIPLE);
   run_status::put("init-done", rank, "");
@@ -119,6 +135,73 @@ int init_common(int *argc, char ***argv, int *provided) {
   inject::hold(false);
   if (detector::running()) watchdog::start(detector::timeout_ms());
   if (provided != nullptr) *provided = got;
+  g_running = true;
+  return MPI_SUCCESS;
+}
+
+bool running() { return g_running; }
+
+bool stopped() { return g_stopped; }
+
+bool world_model() { return g_world_model; }
+
+bool finalize_deferred() { return g_finalize_deferred; }
+
+bool failures_seen() {
+  Alias *world = find_alias(cohort::world());
+  return (world != nullptr && world->degraded()) || detector::failure_epoch() > 0 || repair::revoke_seen();
+}
+
+bool stop() {
+  // A survivors-only barrier: no rank tears MPI down while another still talks to it.
+  Alias *world = find_alias(cohort::world());
+  if (world != nullptr) survivors_barrier(*world);
+  deferred::shutdown();  // (pending receives of count reports)
+  // (a revoke leaves requests abandoned on live communicators: Open MPI 4.1's finalize then frees them
+  // under MPI's feet, corrupting its heap)
+  bool failures = failures_seen();
+  repair::finalize();
+  detector::stop();
+  g_running = false;
+  g_stopped = true;
+  return failures;
+}
+
+namespace {
+
+int init_world_thread(int *argc, char ***argv, int *provided) {
+  return PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided);
+}
+
+// MPI_Init in a program whose MPI_Session_init started cohort: MPI_COMM_WORLD becomes an alias like any
+// communicator the program creates, with a substitute of its own (its collectives never run on it).
+int init_world_after_session(int *argc, char ***argv, int *provided) {
+  struct sigaction sigusr1_before {};
+  sigaction(SIGUSR1, nullptr, &sigusr1_before);
+  int got = MPI_THREAD_SINGLE;
+  int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &got);
+  if (rc != MPI_SUCCESS) return rc;
+  restore_sigusr1(sigusr1_before);
+  repair::register_comm(MPI_COMM_WORLD, cohort::world());
+  register_alias(MPI_COMM_WORLD, true);
+  set_world_ft_attribute();
+  if (provided != nullptr) *provided = got;
+  return MPI_SUCCESS;
+}
+
+int init_common(int *argc, char ***argv, int *provided) {
+  int rc = MPI_SUCCESS;
+  if (g_running) {
+    rc = init_world_after_session(argc, argv, provided);
+  } else if (g_stopped) {
+    // NOTE: cohort's detector and repair start once per process; MPI after its last finalize runs unprotected.
+    COHORT_LOG_WARN("MPI_Init: cohort stopped at an earlier finalize; MPI runs without cohort from here on");
+    return PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided);
+  } else {
+    rc = start("MPI_Init", argc, argv, provided, init_world_thread);
+  }
+  if (rc != MPI_SUCCESS) return rc;
+  g_world_model = true;
   // NOTE: the last thing before the program runs: a test can kill a rank before it does any work of its
   // own, which a timed kill cannot promise (the timer starts inside this MPI_Init).
   inject::point("init.done");
@@ -144,24 +227,24 @@ extern "C" int __wrap_MPI_Init_thread(int *argc, char ***argv, int required, int
 
 extern "C" int __wrap_MPI_Finalize(void) {
   count_call(CallId::MPI_Finalize);
-  // A survivors-only barrier: no rank tears MPI down while another still talks to it.
-  cohort::wrap::Alias *world = cohort::wrap::find_alias(MPI_COMM_WORLD);
-  if (world != nullptr) cohort::wrap::survivors_barrier(*world);
-  cohort::wrap::deferred::shutdown();  // (pending receives of count reports)
-  // (a revoke leaves requests abandoned on live communicators: Open MPI 4.1's finalize then frees them
-  // under MPI's feet, corrupting its heap)
-  bool failures = (world != nullptr && world->degraded()) || cohort::detector::failure_epoch() > 0 ||
-                  cohort::repair::revoke_seen();
-  cohort::repair::finalize();
-  cohort::detector::stop();
+  namespace wrap = cohort::wrap;
+  if (!wrap::running()) return PMPI_Finalize();
+  wrap::g_world_model = false;
+  if (wrap::session::open_count() > 0) {
+    // NOTE: the program's sessions still use MPI and cohort: the MPI library's finalize of the World Model
+    // waits for the last MPI_Session_finalize, which stops cohort first (MPI 4.0 section 11.3).
+    wrap::g_finalize_deferred = true;
+    return MPI_SUCCESS;
+  }
   // NOTE: once a rank has died, MPICH's PMPI_Finalize hangs, and Open MPI's hangs now and then (its
   // runtime's fence may still wait for the dead rank). Both launchers, as cohort-run starts them,
   // accept a process that exits 0 without it.
-  if (failures) {
+  if (wrap::stop()) {
     COHORT_LOG_INFO("MPI_Finalize: ranks have failed or a communicator was revoked; skipping the MPI library's own finalize");
     std::fflush(nullptr);
     return MPI_SUCCESS;
   }
+  wrap::session::finalize_own();
   return PMPI_Finalize();
 }
 

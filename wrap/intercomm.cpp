@@ -45,6 +45,8 @@
 #include "wrap/driver.hpp"
 #include "wrap/errors.hpp"
 #include "wrap/policy.hpp"
+#include "detector/world.hpp"
+#include "wrap/reduce_local.hpp"
 
 namespace cohort::wrap::inter {
 namespace {
@@ -93,7 +95,7 @@ MPI_Aint extent_of(MPI_Datatype type) {
 // Packs count elements of type at buf into the block (block_bytes bytes, flag included) and sets its flag.
 int pack(const void *buf, int count, MPI_Datatype type, char *block, int block_bytes) {
   int position = 0;
-  int rc = PMPI_Pack(buf, count, type, block + 1, block_bytes - 1, &position, MPI_COMM_SELF);
+  int rc = PMPI_Pack(buf, count, type, block + 1, block_bytes - 1, &position, cohort::self());
   if (rc == MPI_SUCCESS) block[0] = 1;
   return rc;
 }
@@ -102,7 +104,7 @@ int pack(const void *buf, int count, MPI_Datatype type, char *block, int block_b
 int unpack(const char *block, int block_bytes, void *buf, int count, MPI_Datatype type) {
   if (block[0] != 1) return MPI_SUCCESS;
   int position = 0;
-  return PMPI_Unpack(block + 1, block_bytes - 1, &position, buf, count, type, MPI_COMM_SELF);
+  return PMPI_Unpack(block + 1, block_bytes - 1, &position, buf, count, type, cohort::self());
 }
 
 // Storage for count elements of type (the whole true-extent span); data() is the buffer's address.
@@ -133,7 +135,7 @@ int reduce_remote(const Record &r, const std::vector<char> &all, int block, void
     const char *b = all.data() + static_cast<std::size_t>(*j) * block;
     if (b[0] != 1) continue;
     int rc = unpack(b, block, have ? tmp.data() : recvbuf, count, type);
-    if (rc == MPI_SUCCESS && have) rc = PMPI_Reduce_local(tmp.data(), recvbuf, count, type, op);
+    if (rc == MPI_SUCCESS && have) rc = reduce_local(tmp.data(), recvbuf, count, type, op, "intercommunicator reduction");
     if (rc != MPI_SUCCESS) return rc;
     have = true;
   }
@@ -298,7 +300,7 @@ struct Lists {
 
 int exchange_lists(Alias &local, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, Lists *out) {
   int world = 0, me = local.rank();
-  PMPI_Comm_size(MPI_COMM_WORLD, &world);
+  PMPI_Comm_size(cohort::world(), &world);
   const int n = world + 1;
   std::vector<int> buf(2 * static_cast<std::size_t>(n), 0);
   if (me == local_leader) {
@@ -333,10 +335,10 @@ int make_union(const Lists &lists, int tag, MPI_Comm *out, bool *local_first) {
   const std::vector<int> &second = *local_first ? lists.remote : lists.local;
   members.insert(members.end(), second.begin(), second.end());
   MPI_Group world, group;
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Comm_group(cohort::world(), &world);
   PMPI_Group_incl(world, static_cast<int>(members.size()), members.data(), &group);
   PMPI_Group_free(&world);
-  int rc = __wrap_MPI_Comm_create_group(MPI_COMM_WORLD, group, tag, out);
+  int rc = __wrap_MPI_Comm_create_group(cohort::world(), group, tag, out);
   PMPI_Group_free(&group);
   return rc;
 }

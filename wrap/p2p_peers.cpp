@@ -7,6 +7,7 @@
 #include "detector/runtime.hpp"
 #include "wrap/driver.hpp"
 #include "wrap/p2p_peer_map.hpp"
+#include "detector/world.hpp"
 
 namespace cohort::wrap::p2p {
 namespace {
@@ -40,7 +41,7 @@ PeerMap *build(MPI_Comm comm) {
   } else {
     PMPI_Comm_group(comm, &peers);
   }
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Comm_group(cohort::world(), &world);
   int n = 0, self = -1;
   PMPI_Group_size(peers, &n);
   if (!inter) PMPI_Comm_rank(comm, &self);

@@ -22,6 +22,7 @@
 #include "wrap/calls.h"
 #include "wrap/driver.hpp"
 #include "wrap/request.hpp"
+#include "detector/world.hpp"
 
 using cohort::wrap::Alias;
 using cohort::wrap::CallId;
@@ -91,7 +92,7 @@ void degrees(MPI_Comm comm, int *in, int *out) {
 // Makes the program's handle *req and records `start` under it (see the header). MPI_SUCCESS, or MPI's
 // error of MPI_Send_init.
 int record(const char *call, MPI_Comm comm, MPI_Request *req, std::function<int(MPI_Request *)> start) {
-  int rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, req);
+  int rc = PMPI_Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, cohort::self(), req);
   if (rc != MPI_SUCCESS) return rc;
   p2p::Persistent p;
   p.op = p2p::make_op(p2p::Dir::none, MPI_PROC_NULL, 0, comm, call);

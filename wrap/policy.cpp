@@ -16,6 +16,7 @@
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "wrap/errors.hpp"
+#include "detector/world.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -119,7 +120,7 @@ void stop_job(int code) {
     }
     std::_Exit(code);
   }).detach();
-  PMPI_Abort(MPI_COMM_WORLD, code);
+  PMPI_Abort(cohort::world(), code);
   std::_Exit(code);
 }
 

@@ -10,6 +10,7 @@
 #include "wrap/driver.hpp"
 #include "wrap/settings.hpp"
 #include "wrap/ulfm_api.hpp"
+#include "wrap/reduce_local.hpp"
 
 namespace cohort::wrap::small {
 namespace {
@@ -75,6 +76,8 @@ bool eligible(const Alias &alias, const Substitute &sub, const Call &call) {
     if (call.op == MPI_OP_NULL || PMPI_Op_commutative(call.op, &commutative) != MPI_SUCCESS || !commutative) {
       return false;
     }
+    // (otherwise MPI's nonblocking collective reduces: the Sessions model alone under Open MPI, user's op)
+    if (!reduce_local_covers(call.type, call.op)) return false;
   }
   return true;
 }
@@ -187,7 +190,7 @@ bool Op::test(int *rc) {
       pending_ = 0;
       if (combine_) {
         combine_ = false;
-        int r2 = PMPI_Reduce_local(tmp_base_, acc_base_, call_.count, call_.type, call_.op);
+        int r2 = reduce_local(tmp_base_, acc_base_, call_.count, call_.type, call_.op, "small collective");
         if (r2 != MPI_SUCCESS && error_ == MPI_SUCCESS) error_ = r2;
       }
     }

@@ -79,6 +79,7 @@
 #include "wrap/win_guard.hpp"
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
+#include "wrap/reduce_local.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -612,8 +613,8 @@ const rma_log::Apply &xapply() {
     a.elem_size = [](int type) { return xsize(type); };
     a.accumulate = [](int type, int op, const void *in, void *inout, int count) {
       if (xsize(type) == 0 || op < 0 || static_cast<std::size_t>(op) >= xops().size()) return false;
-      return PMPI_Reduce_local(in, inout, count, xtypes()[static_cast<std::size_t>(type)].type,
-                               xops()[static_cast<std::size_t>(op)]) == MPI_SUCCESS;
+      return reduce_local(in, inout, count, xtypes()[static_cast<std::size_t>(type)].type,
+                          xops()[static_cast<std::size_t>(op)], "MPI_Win_fence") == MPI_SUCCESS;
     };
     return a;
   }();

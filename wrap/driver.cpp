@@ -165,7 +165,7 @@ bool Alias::release_substitutes() {
   return handle_free;
 }
 
-void register_world() {
+void register_world(const char *call) {
   set_join_hook(join_repairs);
   int n = 0;
   PMPI_Comm_size(cohort::world(), &n);
@@ -178,8 +178,8 @@ void register_world() {
   // libnbc tags in a different order on different ranks (MPI_ERR_TRUNCATE in NBC, then a hang). So the
   // first substitute is repair's own communicator over the survivors of world (all of them unless a rank
   // died during MPI_Init), registered with repair like every later substitute.
-  if (a->shrink(a->current(), "MPI_Init") != MPI_SUCCESS) {
-    log::fatal(1, "MPI_Init: cannot create the substitute communicator of MPI_COMM_WORLD");
+  if (a->shrink(a->current(), call) != MPI_SUCCESS) {
+    log::fatal(1, "%s: cannot create the substitute communicator of MPI_COMM_WORLD (or of cohort's own under the Sessions model)", call);
   }
   std::lock_guard<std::mutex> lock(g_registry_mu);
   g_world.store(a.get());

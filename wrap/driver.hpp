@@ -224,10 +224,11 @@ void for_each_alias(const std::function<void(Alias &)> &f);
 /// thread (the detector's). f must not block and must not look up, register or free aliases.
 void for_each_alias_locked(FunctionRef<void(Alias &)> f);
 
-/// Registers MPI_COMM_WORLD (from the MPI_Init wrappers, once, after repair::init; collective over
-/// MPI_COMM_WORLD). Its first substitute is a private communicator over world's survivors
-/// (repair::shrink), never world itself: see the note in driver.cpp.
-void register_world();
+/// Registers cohort::world() (MPI_COMM_WORLD, or cohort's communicator under the Sessions model) when
+/// cohort starts (`call`: MPI_Init or MPI_Session_init; once, after repair::init; collective over it). Its
+/// first substitute is a private communicator over world's survivors (repair::shrink), never world itself:
+/// see the note in driver.cpp.
+void register_world(const char *call);
 /// The alias for comm, or nullptr when cohort did not create comm (then calls pass through to PMPI).
 Alias *find_alias(MPI_Comm comm);
 /// Registers comm, just created by cohort (dup/split of an alias's substitute); its world ranks are looked

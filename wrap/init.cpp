@@ -43,10 +43,11 @@ namespace {
 [[gnu::used]] const char kBackendTag[] = "cohort-backend=heartbeat";
 #endif
 
-// Reads every policy variable and COHORT_SEND_RETRIES once, so that an invalid value stops the rank at
-// MPI_Init with one line naming the variable and the rank, not later in the middle of a failure. Warns
-// (rank 0 only: every rank has the same environment) about COHORT_* names that cohort does not know.
-void check_settings(int rank) {
+// Reads every policy variable and COHORT_SEND_RETRIES once, so that an invalid value stops the rank when
+// cohort starts (MPI_Init or MPI_Session_init, `call`) with one line naming the variable and the rank, not
+// later in the middle of a failure. Warns (rank 0 only: every rank has the same environment) about COHORT_*
+// names that cohort does not know.
+void check_settings(int rank, const char *call) {
   std::vector<std::string> per_call;
   for (const CallInfo &call : kCallInfo) {
     if (call.rooted) per_call.push_back(dead_root_variable(call.name));
@@ -63,7 +64,7 @@ void check_settings(int rank) {
     const char *eq = std::strchr(*e, '=');
     if (eq != nullptr && std::strncmp(*e, "COHORT_", 7) == 0) names.emplace_back(*e, eq - *e);
   }
-  for (const std::string &w : detector::unknown_variables(names, per_call)) COHORT_LOG_WARN("MPI_Init: %s", w.c_str());
+  for (const std::string &w : detector::unknown_variables(names, per_call)) COHORT_LOG_WARN("%s: %s", call, w.c_str());
 }
 
 // Undoes MPICH's SIGUSR1 handler: hydra signals every survivor with SIGUSR1 when a rank ends, and MPICH's
@@ -119,7 +120,7 @@ int start(const char *call, int *argc, char ***argv, int *provided, BringUpMpi b
   PMPI_Comm_rank(cohort::world(), &rank);
   log::set_rank(rank);
   init_error_classes();
-  check_settings(rank);
+  check_settings(rank, call);
   std::vector<std::string> calls;
   for (const CallInfo &call_info : kCallInfo) calls.emplace_back(call_info.name);
   inject::declare_calls(std::move(calls));
@@ -130,7 +131,7 @@ int start(const char *call, int *argc, char ***argv, int *provided, BringUpMpi b
   run_status::put("init-done", rank, "");
   inject::hold(true);
   repair::init();
-  register_world();
+  register_world(call);
   hierarchy::init();
   inject::hold(false);
   if (detector::running()) watchdog::start(detector::timeout_ms());

@@ -1,9 +1,10 @@
-/* The Sessions model (MPI 4.0 section 11.3) under cohort: a program that starts MPI with MPI_Session_init
- * and builds its communicators from process sets (section 11.3.2: MPI_Session_get_num_psets, _nth_pset,
- * MPI_Session_get_pset_info; section 11.3.3 with 7.4.2: MPI_Group_from_session_pset,
- * MPI_Comm_create_from_group and its string tag), alone or beside MPI_Init (section 11.3: both models in
- * one program), survives a dead rank: the survivors finish their loops of MPI_Allreduce, MPI_Bcast and a
- * point-to-point ring with the sums over the live ranks, then MPI_Session_finalize (section 11.3.1) returns.
+/* The Sessions model (MPI 4.0 section 11.3) under cohort: a program that starts MPI with MPI_Session_init,
+ * twice (11.3.1), finds the process sets mpi://WORLD and mpi://SELF (11.3.2) with the runtime queries
+ * MPI_Session_get_num_psets, _nth_pset, _get_pset_info and _get_info (11.3.3), and builds its
+ * communicators with MPI_Group_from_session_pset (7.3.2) and MPI_Comm_create_from_group and its string tag
+ * (7.4.2), alone or beside MPI_Init (11.3: both models in one program), survives a dead rank: the survivors
+ * finish their loops of MPI_Allreduce, MPI_Bcast and a point-to-point ring with the sums over the live
+ * ranks, then MPI_Session_finalize (11.3.1) returns.
  *   session nofail          Sessions only (MPI_Initialized stays 0): two sessions, a communicator from
  *                           mpi://WORLD, two more with other string tags, one from mpi://SELF; no death
  *   session kill R          the same; rank R dies by SIGKILL at the start of iteration 3
@@ -87,7 +88,7 @@ static void loops(MPI_Comm comm, int victim, int dead_from, const char *what) {
   CHECK(MPI_Barrier(comm) == MPI_SUCCESS, "%s: MPI_Barrier", what);
 }
 
-/* The process sets (section 11.3.2): mpi://WORLD and mpi://SELF are there; mpi_size of each. */
+/* The process sets (sections 11.3.2, 11.3.3): mpi://WORLD and mpi://SELF are there; mpi_size of WORLD. */
 static void check_psets(MPI_Session s, int world_size) {
   int n = 0, world = 0, self = 0;
   CHECK(MPI_Session_get_num_psets(s, MPI_INFO_NULL, &n) == MPI_SUCCESS && n >= 2, "%d process sets", n);

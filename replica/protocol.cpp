@@ -1,0 +1,217 @@
+#include "replica/protocol.hpp"
+
+namespace cohort::replica {
+
+Endpoint::Endpoint(const Placement *placement, int self, Limits limits)
+    : p_(placement), self_(self), limits_(limits), live_(placement) {}
+
+std::vector<int> Endpoint::live_twins() const {
+  std::vector<int> out;
+  for (int w : live_.live(logical()))
+    if (w != self_) out.push_back(w);
+  return out;
+}
+
+std::uint64_t Endpoint::send(int context, int dst, int tag, const Bytes &payload, std::vector<Wire> *out) {
+  Channel c{context, logical(), dst};
+  std::uint64_t seq = channels_[c].next_send++;
+  for (int w : live_.live(dst)) {
+    Wire m;
+    m.kind = Wire::data;
+    m.from = self_;
+    m.to = w;
+    m.channel = c;
+    m.seq = seq;
+    m.tag = tag;
+    m.payload = payload;
+    out->push_back(std::move(m));
+    ++counters_.copies_sent;
+  }
+  return seq;
+}
+
+void Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
+  switch (w.kind) {
+    case Wire::data: {
+      if (w.channel.dst != logical()) return;
+      ++counters_.copies_received;
+      ChannelState &cs = channels_[w.channel];
+      // NOTE: a copy is a duplicate when its sequence number was delivered or is held: the first copy
+      // of each (channel, seq) wins, whichever replica of the sender it came from.
+      if (w.seq < cs.next_deliver || cs.held.count(w.seq)) {
+        ++counters_.duplicates;
+        return;
+      }
+      cs.held.emplace(w.seq, Delivery{w.channel, w.seq, w.tag, w.payload});
+      ++held_count_;
+      if (w.seq == cs.next_deliver) ready_.insert(w.channel);
+      return;
+    }
+    case Wire::propose: {
+      auto it = decisions_.find(w.event);
+      if (it == decisions_.end() && w.event < consumed_below_) {
+        // Used and forgotten here; a new leader re-proposing it must not wait for this replica.
+      } else {
+        Decision &d = decisions_[w.event];
+        if (d.committed) {
+          // A lower epoch's proposal is a dead leader's, late: it may differ (nobody committed it).
+          if (w.epoch >= d.epoch && d.outcome != w.outcome) ++counters_.conflicts;
+          if (w.epoch > d.epoch) d.epoch = w.epoch;
+        } else if (w.epoch >= d.epoch) {
+          d.epoch = w.epoch;
+          d.outcome = w.outcome;
+          d.proposed_by_me = false;
+          d.acks.clear();
+        } else {
+          return;  // a dead leader's stale proposal: a later leader's stands
+        }
+      }
+      Wire a;
+      a.kind = Wire::ack;
+      a.from = self_;
+      a.to = w.from;
+      a.event = w.event;
+      a.epoch = w.epoch;
+      out->push_back(a);
+      ++counters_.acks_sent;
+      return;
+    }
+    case Wire::ack: {
+      auto it = decisions_.find(w.event);
+      if (it == decisions_.end()) return;
+      Decision &d = it->second;
+      if (!d.proposed_by_me || d.epoch != w.epoch) return;
+      d.acks.insert(w.from);
+      try_commit(w.event, d, out);
+      return;
+    }
+    case Wire::commit: {
+      auto it = decisions_.find(w.event);
+      if (it == decisions_.end()) {
+        if (w.event < consumed_below_) return;
+        it = decisions_.emplace(w.event, Decision{}).first;
+        it->second.epoch = w.epoch;
+        it->second.outcome = w.outcome;
+      }
+      Decision &d = it->second;
+      if (d.outcome != w.outcome) {
+        ++counters_.conflicts;
+        return;
+      }
+      d.committed = true;
+      return;
+    }
+  }
+}
+
+void Endpoint::propose(std::uint64_t event, Decision &d, std::vector<Wire> *out) {
+  d.epoch = p_->replica(self_);
+  d.proposed_by_me = true;
+  d.commit_sent = false;
+  d.acks.clear();
+  for (int t : live_twins()) {
+    Wire m;
+    m.kind = Wire::propose;
+    m.from = self_;
+    m.to = t;
+    m.event = event;
+    m.epoch = d.epoch;
+    m.outcome = d.outcome;
+    out->push_back(m);
+    ++counters_.proposals_sent;
+  }
+  try_commit(event, d, out);
+}
+
+void Endpoint::try_commit(std::uint64_t event, Decision &d, std::vector<Wire> *out) {
+  if (!d.proposed_by_me || d.commit_sent) return;
+  std::vector<int> twins = live_twins();
+  for (int t : twins)
+    if (!d.acks.count(t)) return;  // never waits for a dead twin: replica_died re-checks
+  d.committed = true;
+  d.commit_sent = true;
+  for (int t : twins) {
+    Wire m;
+    m.kind = Wire::commit;
+    m.from = self_;
+    m.to = t;
+    m.event = event;
+    m.epoch = d.epoch;
+    m.outcome = d.outcome;
+    out->push_back(m);
+    ++counters_.commits_sent;
+  }
+}
+
+Death Endpoint::replica_died(int w, std::vector<Wire> *out) {
+  Death dd = live_.mark_dead(w);
+  if (!dd.was_alive || dd.logical != logical()) return dd;
+  if (dd.leader_changed && dd.new_leader == self_) {
+    // Takeover: stored outcomes are re-proposed unchanged (one of them may have been used by a twin);
+    // events this program reached with nothing stored are decided afresh.
+    ++counters_.takeovers;
+    for (auto &[event, d] : decisions_) {
+      if (d.epoch >= 0) {
+        propose(event, d, out);
+      } else if (d.reached) {
+        d.outcome = d.candidate;
+        propose(event, d, out);
+      }
+    }
+  } else if (is_leader()) {
+    for (auto &[event, d] : decisions_) try_commit(event, d, out);
+  }
+  return dd;
+}
+
+bool Endpoint::deliver(const Channel &c, Delivery *d) {
+  auto it = channels_.find(c);
+  if (it == channels_.end()) return false;
+  ChannelState &cs = it->second;
+  auto h = cs.held.find(cs.next_deliver);
+  if (h == cs.held.end()) return false;
+  *d = std::move(h->second);
+  cs.held.erase(h);
+  --held_count_;
+  ++cs.next_deliver;
+  ++counters_.delivered;
+  if (!cs.held.count(cs.next_deliver)) ready_.erase(c);
+  return true;
+}
+
+bool Endpoint::ready(const Channel &c) const { return ready_.count(c) != 0; }
+
+std::vector<Channel> Endpoint::ready_channels() const { return {ready_.begin(), ready_.end()}; }
+
+void Endpoint::decide(std::uint64_t event, std::int64_t candidate, std::vector<Wire> *out) {
+  if (event < consumed_below_) return;
+  Decision &d = decisions_[event];
+  d.reached = true;
+  d.candidate = candidate;
+  if (!is_leader() || d.proposed_by_me || d.committed) return;
+  // A leader adopts an outcome stored from a dead leader; decides its own candidate otherwise.
+  if (d.epoch < 0) d.outcome = candidate;
+  propose(event, d, out);
+}
+
+bool Endpoint::decided(std::uint64_t event, std::int64_t *outcome) const {
+  auto it = decisions_.find(event);
+  if (it == decisions_.end() || !it->second.committed) return false;
+  *outcome = it->second.outcome;
+  return true;
+}
+
+void Endpoint::consumed(std::uint64_t event) {
+  if (event + 1 > consumed_below_) consumed_below_ = event + 1;
+  // Keep the last kept_decisions used events: a new leader re-proposes them for twins that missed a
+  // commit from the dead leader.
+  while (!decisions_.empty()) {
+    auto it = decisions_.begin();
+    if (it->first + limits_.kept_decisions >= consumed_below_ ||
+        (it->second.proposed_by_me && !it->second.commit_sent))
+      break;
+    decisions_.erase(it);
+  }
+}
+
+}  // namespace cohort::replica

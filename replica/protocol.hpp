@@ -20,7 +20,8 @@
 // index) decides it in two phases: it sends a proposal to its live twins, which store it and acknowledge;
 // once every live twin acknowledged, the leader commits (the outcome becomes visible to its program)
 // and sends a commit to its twins, whose programs may then use the outcome. A twin's program waits for
-// the commit; the leader waits only for live twins. Epoch = the proposer's replica index.
+// the commit; the leader waits only for live twins. Epoch = the proposer's replica index. (One replica
+// resolving MPI_ANY_SOURCE for its twins is rMPI's; the two phases and the takeover rule are cohort's.)
 //
 // Leader death (the rule): a twin that becomes leader re-proposes, under its own epoch, every decision
 // it has stored (committed or not, within the last kept_decisions committed ones) with the outcome it

@@ -126,6 +126,10 @@ class Sim {
     int to = f.w.to;
     Proc &p = *procs_[to];
     if (p.dead) return;
+    // Copies still in flight from a replica that died are its unfinished sends: lost with probability
+    // drop_from_dead (decided on arrival, which is the same as deciding at the death).
+    if (!f.notice && procs_[f.w.from]->dead && std::uniform_real_distribution<>(0, 1)(rng_) < o_.drop_from_dead)
+      return;
     std::vector<Wire> out;
     if (f.notice) {
       p.ep.replica_died(f.w.from, &out);
@@ -143,16 +147,6 @@ class Sim {
     p.dead = true;
     ++killed_;
     --live_[static_cast<std::size_t>(place_.logical(w))];
-    // Unfinished sends of the dead replica are lost with probability drop_from_dead.
-    std::uniform_real_distribution<> u(0, 1);
-    for (std::size_t i = 0; i < flight_.size();) {
-      if (!flight_[i].notice && flight_[i].w.from == w && u(rng_) < o_.drop_from_dead) {
-        flight_[i] = std::move(flight_.back());
-        flight_.pop_back();
-      } else {
-        ++i;
-      }
-    }
     auto notify = [&](int to) {
       if (to == w || procs_[to]->dead) return;
       Flight f;

@@ -34,7 +34,8 @@
 //
 // Bounds: held copies (first copies received and not yet delivered) are at most max_held per replica;
 // at the bound, full() is true and the integration stops taking copies off the wire (they stay in MPI,
-// whose flow control then holds the senders back), as MPI itself does with unexpected messages.
+// whose flow control then holds the senders back), as MPI itself does with unexpected messages, except
+// copies of a channel that a receive with a named source waits on.
 // Duplicates are never held: per channel the state is the next sequence number to deliver and the held
 // copies. Committed decisions are kept for re-proposal after a takeover: the last kept_decisions of them.
 //
@@ -44,7 +45,6 @@
 // Thread-safety: none; one Endpoint belongs to one thread (the integration's progress engine).
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <set>
 #include <tuple>

@@ -115,7 +115,7 @@ static void nonblocking(Op op, int confirm, double *a, double *b, int n) {
     case ALLGATHER: PMPI_Iallgather(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, world_dup, &req); break;
     case ALLTOALL: PMPI_Ialltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, world_dup, &req); break;
     case PUT_FENCE: {
-      /* NOTE: cohort's fence: flush every live target, confirm, sync (wrap/win.cpp) */
+      /* NOTE: cohort's fence: flush every live target, confirm, sync (wrap/rma/win.cpp) */
       int size;
       PMPI_Comm_size(world_dup, &size);
       PMPI_Put(a, n, MPI_DOUBLE, right, 0, n, MPI_DOUBLE, win[NB]);

@@ -1,9 +1,9 @@
 /* bench/schedule_floors: what a short collective costs on each path a wrapped call can take, in one
  * process, plain MPI (no cohort): the blocking call, MPI's nonblocking call polled with MPI_Test, and the
- * short-message schedules that cohort runs (wrap/small_coll.hpp: dissemination barrier, binomial Bcast and
+ * short-message schedules that cohort runs (wrap/core/small_coll.hpp: dissemination barrier, binomial Bcast and
  * Reduce, recursive-doubling Allreduce; power-of-two sizes only here), alone and followed by the
  * confirmation (a dissemination barrier of messages, or MPI_Ibarrier), or with the messages of deferred
- * confirmation alone (wrap/deferred.hpp at window W, default 8: every ceil(W/2) calls each rank sends its count of
+ * confirmation alone (wrap/core/deferred.hpp at window W, default 8: every ceil(W/2) calls each rank sends its count of
  * completed calls to every other rank, an MPI_ANY_SOURCE receive takes the others' counts, read when W - 1
  * calls are unconfirmed, and a rank waits for counts only when it is W - 1 calls ahead of the slowest
  * report: the design's floor, with none of cohort's bookkeeping). 8 B (one double), best of 5 rounds of

@@ -59,7 +59,7 @@ if(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
 endif()
 # MPI 4.0's Sessions (MPI_Session_init & co.: MPICH 4, Open MPI 5; not Open MPI 4.1). calls.def lists the
 # wrapped ones either way; where the MPI lacks them, wrap/calls.h declares the handle type and their PMPI_
-# names (weak), wrap/session.cpp defines entry points that no program can reach, and their tests are not
+# names (weak), wrap/runtime/session.cpp defines entry points that no program can reach, and their tests are not
 # registered.
 set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
 check_c_source_compiles([=[
@@ -76,7 +76,7 @@ if(COHORT_HAVE_SESSIONS)
 endif()
 # MPI 4.0's persistent collectives (MPI_Allreduce_init & co.: MPICH 4, Open MPI 5; not Open MPI 4.1). The
 # same way: wrap/calls.h declares their PMPI_ names weak where the MPI lacks them, and the tests of
-# wrap/persistent_coll.cpp are registered only where the MPI has them.
+# wrap/coll/persistent_coll.cpp are registered only where the MPI has them.
 set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
 check_c_source_compiles([=[
 #include <mpi.h>

@@ -34,7 +34,7 @@ inline std::atomic<std::uint64_t> g_progress{0};     // see note_progress
 }  // namespace detail
 
 /// Notes that the calling thread is making progress through cohort (a wrapper was entered, a poll loop
-/// went round). Read by the unwrapped-call watchdog (wrap/watchdog.hpp). One relaxed load and store, no
+/// went round). Read by the unwrapped-call watchdog (wrap/runtime/watchdog.hpp). One relaxed load and store, no
 /// atomic read-modify-write: concurrent notes may lose counts, never the fact that something changed.
 inline void note_progress() {
   detail::g_progress.store(detail::g_progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

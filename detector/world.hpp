@@ -2,7 +2,7 @@
 // numbering and group translations use. Under the World Model they are MPI_COMM_WORLD and MPI_COMM_SELF;
 // when the program starts MPI with MPI_Session_init instead (MPI 4.0 section 11.3), those handles are not
 // valid, and cohort uses communicators it makes from its own session's "mpi://WORLD" and "mpi://SELF"
-// process sets (wrap/session.cpp). Set once while cohort starts, before any of its threads runs.
+// process sets (wrap/runtime/session.cpp). Set once while cohort starts, before any of its threads runs.
 #pragma once
 #include <mpi.h>
 

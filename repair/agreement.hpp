@@ -1,6 +1,6 @@
 // The agreement protocol of the heartbeat backend, as a sans-IO state machine: no MPI, no threads, no
 // clock. It is fed the local detector's failure notices and peers' messages and emits messages; the MPI
-// adapter (repair/heartbeat.cpp), the unit tests and the simulator move them.
+// adapter (repair/mpi_only.cpp), the unit tests and the simulator move them.
 //
 // Algorithm (a tree-shaped consensus in the style of ERA: Herault et al., "Practical scalable consensus
 // for pseudo-synchronous distributed systems", SC'15, sections 3-4, with its tree rebuilt from each

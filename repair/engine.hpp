@@ -1,11 +1,11 @@
 // The heartbeat backend's protocol engine for one process, sans-IO: every communicator known to repair,
 // its agreement instances (repair/agreement.hpp) and its revocation, fed with failure notices and wire
-// messages, emitting wire messages. The MPI adapter (repair/heartbeat.cpp) moves the bytes on a private
+// messages, emitting wire messages. The MPI adapter (repair/mpi_only.cpp) moves the bytes on a private
 // communicator and serialises access with a mutex; unit tests connect several engines in one process.
 //
 // Ranks named `world` are MPI_COMM_WORLD ranks; `member` means a rank of the communicator concerned.
 // Messages carry (communicator id, instance number): the id is agreed by all members without
-// communication (repair/heartbeat.cpp derives it), and instance k is the k-th agreement that the members
+// communication (repair/mpi_only.cpp derives it), and instance k is the k-th agreement that the members
 // start on that communicator (collectives run in the same order everywhere). Messages for an instance or
 // a communicator this process has not reached yet are kept until it does. Decided instances keep
 // answering late peers (the last kKeepDecided of each communicator).

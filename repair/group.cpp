@@ -1,5 +1,5 @@
 // The heartbeat backend of repair/group.hpp: the group's agreements and creations, over the primitives
-// of repair/heartbeat.cpp, driven by the state machine of repair/liveness.hpp.
+// of repair/mpi_only.cpp, driven by the state machine of repair/liveness.hpp.
 #include <algorithm>
 
 #include "cohort/cohort.h"

@@ -75,7 +75,7 @@ inline int member_position(const std::vector<int> &world, const char *call) {
 }
 
 namespace detail {
-// Primitives of the heartbeat backend (repair/heartbeat.cpp) for repair/group.cpp.
+// Primitives of the heartbeat backend (repair/mpi_only.cpp) for repair/group.cpp.
 bool live();
 /// The engine's id of this rank's next call of `kind` over (world, tag), added to the engine.
 std::uint64_t add_group(const std::vector<int> &world, int tag, int kind);

@@ -1,7 +1,7 @@
 // Repair of communicators over the survivors: agree, shrink, revoke, ack/get failed.
 // The interface mirrors ULFM (MPIX_Comm_agree/shrink/revoke/failure_ack; Bland et al. 2013) so that a
 // later issue can expose MPIX_* on top of it. Backends, chosen at configure time (COHORT_DETECTOR):
-// - heartbeat (repair/heartbeat.cpp): MPI-only, over the detector's failure notices; the agreement is
+// - heartbeat (repair/mpi_only.cpp): MPI-only, over the detector's failure notices; the agreement is
 //   the tree protocol of repair/agreement.hpp on a private duplicate of MPI_COMM_WORLD;
 // - ulfm (repair/ulfm.cpp): the MPI's own MPIX_Comm_* (Open MPI >= 5 --with-ft=ulfm, MPICH ch3).
 //
@@ -65,7 +65,7 @@ bool is_revoked(MPI_Comm comm);
 /// revocation through its return codes).
 bool revoke_seen();
 
-/// Survivors one call apart (wrap/driver.hpp, step 5): a survivor whose confirmation of a call broke after
+/// Survivors one call apart (wrap/core/driver.hpp, step 5): a survivor whose confirmation of a call broke after
 /// its own request completed may have others one call ahead, which take part in its agreement only in
 /// their next collective on comm; until then they may wait in point-to-point on it for good. It asks them
 /// to join at once: ask_to_join(comm) on that survivor, asked_to_join(comm) polled by the others' waits.

@@ -165,7 +165,7 @@ bool is_revoked(MPI_Comm comm) {
 }
 
 // NOTE: the notice is ULFM's revocation of comm itself, so only for a communicator of cohort's own (under
-// this backend every substitute is one: wrap/driver.cpp); comm is being shrunk anyway.
+// this backend every substitute is one: wrap/core/driver.cpp); comm is being shrunk anyway.
 void ask_to_join(MPI_Comm comm, bool private_comm) {
   if (private_comm) revoke(comm);
 }

@@ -1,6 +1,6 @@
 // Message schedules of small collectives over point-to-point messages: what one rank of an n-rank
 // communicator sends and receives, round by round, in a Barrier, Bcast, Reduce or Allreduce. Pure data
-// (no MPI): wrap/small_coll.cpp runs a schedule with MPI_Isend/MPI_Irecv; tests/unit/topology_schedule_test.cpp
+// (no MPI): wrap/core/small_coll.cpp runs a schedule with MPI_Isend/MPI_Irecv; tests/unit/topology_schedule_test.cpp
 // runs every rank's schedule over a simulated network.
 //
 // Algorithms (the classic latency-optimal ones for short messages; Thakur, Rabenseifner and Gropp,

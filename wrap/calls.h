@@ -2,7 +2,7 @@
 // __wrap_MPI_X (defined by cohort), __real_MPI_X (the MPI library's own, resolved by the linker's --wrap),
 // the CallId enumeration used to count calls, and kCallInfo, each wrapped call's columns as data.
 // COHORT_PASSTHROUGH rows produce nothing here. The same objects make libcohort-preload.so, where
-// wrap/preload.cpp generates the MPI_X entry points and __real_MPI_X (= PMPI_X) from the same table.
+// wrap/runtime/preload.cpp generates the MPI_X entry points and __real_MPI_X (= PMPI_X) from the same table.
 #pragma once
 #include <mpi.h>
 
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "detector/runtime.hpp"
-#include "wrap/policy.hpp"
+#include "wrap/core/policy.hpp"
 
 extern "C" {
 #if !defined(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
@@ -29,7 +29,7 @@ int PMPI_Session_finalize(MPI_Session *session) __attribute__((weak));
 #if !defined(COHORT_HAVE_PERSISTENT_COLL)
 // MPI 4.0's persistent collectives (MPI_Allreduce_init & co.), absent from Open MPI 4.1: their PMPI_ names
 // are declared weak so that the preload build's pass-through entry points link; cohort never calls them
-// (wrap/persistent_coll.cpp), and a program built against Open MPI 4.1 cannot name them.
+// (wrap/coll/persistent_coll.cpp), and a program built against Open MPI 4.1 cannot name them.
 #define COHORT_WEAK_local(name, params)
 #define COHORT_WEAK_blocking(name, params)
 #define COHORT_WEAK_nonblocking(name, params)
@@ -48,7 +48,7 @@ int PMPI_Session_finalize(MPI_Session *session) __attribute__((weak));
   int __real_##name params;
 #include "wrap/calls.def"
 #undef COHORT_CALL
-// ULFM's API (COHORT_MPIX rows; wrap/ulfm_api.cpp defines them, except in the ulfm build).
+// ULFM's API (COHORT_MPIX rows; wrap/ulfm/ulfm_api.cpp defines them, except in the ulfm build).
 #define COHORT_MPIX(name, params, args, note) int __wrap_##name params;
 #define COHORT_CALL(...)
 #include "wrap/calls.def"
@@ -113,7 +113,7 @@ inline const CallInfo &info(CallId id) { return kCallInfo[static_cast<int>(id)];
 const char *posted_hook(CallId id);
 
 namespace deferred {
-/// Communicators with pending deferred confirmations (wrap/deferred.hpp); count_call settles them before a
+/// Communicators with pending deferred confirmations (wrap/core/deferred.hpp); count_call settles them before a
 /// point-to-point or request call.
 inline std::atomic<int> g_unsettled{0};
 void settle_before_call();
@@ -128,7 +128,7 @@ inline thread_local CallCounters *t_call_counters = nullptr;
 
 /// Counts one entry into the wrapper of `id`. The counters are the calling thread's own: a relaxed load
 /// and store, no atomic read-modify-write on every wrapped call (inlined). Point-to-point and request calls
-/// first complete pending deferred confirmations (a settle point, wrap/deferred.hpp).
+/// first complete pending deferred confirmations (a settle point, wrap/core/deferred.hpp).
 inline void count_call(CallId id) {
   detector::note_progress();
   if (deferred::g_unsettled.load(std::memory_order_relaxed) != 0) {

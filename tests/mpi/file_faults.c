@@ -54,7 +54,7 @@
 static int rank, size;
 static unsigned dead = 0, may_at[MAXSTEPS], dead_at[MAXSTEPS];
 
-/* cohort's directory of PATH's shared-pointer side files, "<dir>/.<name>.cohort-shfp" (README, wrap/file.cpp) */
+/* cohort's directory of PATH's shared-pointer side files, "<dir>/.<name>.cohort-shfp" (README, wrap/io/file.cpp) */
 static void side_dir(const char *path, char *out, size_t n) {
   const char *slash = strrchr(path, '/');
   snprintf(out, n, "%.*s.%s.cohort-shfp", slash ? (int)(slash - path + 1) : 0, path, slash ? slash + 1 : path);

@@ -1,4 +1,4 @@
-/* Legio's hierarchy (COHORT_HIERARCHY=K, wrap/hierarchy.hpp): MPI_Allreduce and MPI_Barrier on
+/* Legio's hierarchy (COHORT_HIERARCHY=K, wrap/coll/hierarchy.hpp): MPI_Allreduce and MPI_Barrier on
  * MPI_COMM_WORLD run local -> POV -> local; everything else stays flat.
  *
  *   hierarchy K equiv          fault-free: every result on MPI_COMM_WORLD (hierarchy) equals, byte for

@@ -58,7 +58,7 @@ hosts_test(partition HOSTS 4 NP ${_hnp} CUT h4 FENCED ${_h4}
   EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "${_cut_survivors}")
 # Equal sides (2 hosts, h2 cut off: 2 ranks against 2): the side of the lowest rank (0) carries on, h2's
 # ranks fence. (Cutting h1 instead also cuts rank 0 from the launcher, and its output with it.)
-# NOTE: MPICH: h2's second rank never fenced until cohort undid MPICH's SIGUSR1 handler (wrap/init.cpp).
+# NOTE: MPICH: h2's second rank never fenced until cohort undid MPICH's SIGUSR1 handler (wrap/runtime/init.cpp).
 hosts_test(partition_equal HOSTS 2 NP 4 CUT h2 FENCED 2,3
   EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^survivors: 2 of 4 ranks \\(failed: (2 3|3 2)\\)$")
 if(COHORT_MPI_NAME STREQUAL "openmpi")

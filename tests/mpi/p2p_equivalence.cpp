@@ -11,7 +11,7 @@
 #include "check.h"
 #include "cohort/cohort.h"
 #include "p2p_api.hpp"
-#include "wrap/request.hpp"
+#include "wrap/p2p/request.hpp"
 
 namespace {
 

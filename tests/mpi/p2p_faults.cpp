@@ -30,7 +30,7 @@
 
 #include "check.h"
 #include "cohort/cohort.h"
-#include "wrap/request.hpp"
+#include "wrap/p2p/request.hpp"
 
 namespace {
 

@@ -66,7 +66,7 @@ cohort_mpi_test(p2p.killed_during_call PART wrap NP 4 TIMEOUT 60 PASS 2
   COMMAND $<TARGET_FILE:p2p_faults> during)
 # The same after a deferred MPI_Barrier (COHORT_CONFIRM_WINDOW=4): rank 3 waits outside MPI (polling
 # cohort_is_alive) while ranks 0-2 wait at their settle point for its count; the detector thread reports
-# it (wrap/deferred.hpp report_idle). Without that, it hung every run.
+# it (wrap/core/deferred.hpp report_idle). Without that, it hung every run.
 cohort_mpi_test(p2p.killed_during_call_w4 PART wrap NP 4 TIMEOUT 60 PASS 2
   ENV ${P2P_HB} ${P2P_NO_CMA} COHORT_ON_DEAD_PEER=skip COHORT_CONFIRM_WINDOW=4
   COMMAND $<TARGET_FILE:p2p_faults> during)

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "repair_common.hpp"
-#include "wrap/progress.hpp"
+#include "wrap/core/progress.hpp"
 
 using namespace repair_test;
 

@@ -1,5 +1,5 @@
 /* Topologies made from a communicator that has already lost ranks (issue 35, point 14): the topology is the
- * one the program asked for, as if made just before the deaths, each dead rank a hole (wrap/topology.cpp).
+ * one the program asked for, as if made just before the deaths, each dead rank a hole (wrap/topo/process_topology.cpp).
  *
  *   topology_holes CONSTRUCTOR V[+W]
  *     ranks V (and W) die, the survivors learn it in an MPI_Barrier on MPI_COMM_WORLD, then call

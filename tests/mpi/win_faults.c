@@ -130,7 +130,7 @@ static void sequence(MPI_Comm comm, long *out, int nout) {
 static void fence_block(MPI_Comm comm) {
   int next = (rank + 1) % size;
   long one = 1;
-  /* Two-sided messages (wrap/rma_log.hpp): a put above its bulk threshold (8 KiB), a log longer than one
+  /* Two-sided messages (wrap/rma/rma_log.hpp): a put above its bulk threshold (8 KiB), a log longer than one
    * message (600 small puts), a put to oneself and to MPI_PROC_NULL, atomics and fetches (one origin per
    * target location, so the results do not depend on the order between origins), MPI_NO_OP, MPI_REPLACE. */
   enum { BIG = 1024, MANY = 600 }; /* MANY one-long puts: a log of about 24 KB, sent in two messages */

@@ -34,7 +34,7 @@ cohort_mpi_test(win.fault.fence.two_before_known PART win NP 4 TIMEOUT 60 PASS 2
   ENV ${_wrap_hb} COMMAND ${_wf} fence_known none before:1+2 none)
 # Fence epochs with RMA to ranks that died and are not detected yet (no barrier before the step): two ranks
 # killed right before their step; one killed inside the fence after its puts. The fence's exchange waits for
-# each member's log until it knows the member dead (wrap/rma_log.hpp). Lock epochs: NOT registered (RMA to
+# each member's log until it knows the member dead (wrap/rma/rma_log.hpp). Lock epochs: NOT registered (RMA to
 # a rank not yet known dead can hang there: the helper threads left inside MPI by abandoned flushes, and
 # under MPICH they starve the detector thread; README, Windows).
 cohort_mpi_test(win.fault.fence.two_before PART win NP 4 TIMEOUT 60 PASS 2

@@ -8,7 +8,7 @@
  *                          shift towards V gives V, a halo exchange with V skips it
  *                          (COHORT_ON_DEAD_PEER=skip), MPI_Cart_sub gives both rows of 2, the row that lost
  *                          V with V's place a hole, and MPI_Cart_create over the degraded world the same 2x2
- *                          grid with the same holes (MPI 4.0 8.5.1, 8.5.7; wrap/topology.cpp)
+ *                          grid with the same holes (MPI 4.0 8.5.1, 8.5.7; wrap/topo/process_topology.cpp)
  *   wrap_cart degraded 1+2 the same with two ranks killed (one per row)
  *   wrap_cart sub_during   (4 ranks) MPI_Cart_sub into rows while rank 1 dies in it (inject hook
  *                          cart_sub.posted): every row is made, of 2 ranks (rank 1 a hole of rank 0's)

@@ -21,7 +21,7 @@
  *                              alltoallw with derived datatypes freed right after its init
  *   wrap_neighbor graph_during V  rank V dies inside MPI_Dist_graph_create_adjacent (inject hook
  *                              dist_graph_create_adjacent.posted): every survivor gets the graph, of the old
- *                              size, the dead rank a hole (MPI 4.0 8.5.4, wrap/topology.cpp) */
+ *                              size, the dead rank a hole (MPI 4.0 8.5.4, wrap/topo/process_topology.cpp) */
 #include <mpi.h>
 #include <signal.h>
 #include <string.h>

@@ -36,7 +36,7 @@ foreach(call IN LISTS COHORT_DRIVER_CALLS _wf_constructors)
   cohort_mpi_test(wrap.fault.${call}.two_before PART wrap NP 4 TIMEOUT 60 PASS 2
     ENV ${_wrap_hb} COMMAND ${_wf} ${call} root=3 before:1+2 none)
 endforeach()
-# The nonblocking collectives (COHORT_NONBLOCKING_CALLS, wrap/nbc.hpp): the same matrix and assertions, each
+# The nonblocking collectives (COHORT_NONBLOCKING_CALLS, wrap/core/nbc.hpp): the same matrix and assertions, each
 # request completed by MPI_Wait, or (two_before) by an MPI_Test polling loop.
 foreach(call IN LISTS COHORT_NONBLOCKING_CALLS)
   cohort_mpi_test(wrap.fault.${call}.before_then_during PART wrap NP 4 TIMEOUT 60 PASS 2
@@ -71,7 +71,7 @@ foreach(args IN LISTS _ignoredtype_calls)
     COMMAND ${_wf} ${_args} ignoredtype root=3 before:2 during:1 none)
 endforeach()
 
-# MPI 4.0's persistent collectives (wrap/persistent_coll.cpp), where the MPI has them (MPICH 4, Open MPI 5):
+# MPI 4.0's persistent collectives (wrap/coll/persistent_coll.cpp), where the MPI has them (MPICH 4, Open MPI 5):
 # the same matrix on MPI_<Call>_init, each step's request started and completed twice, so the hook of the
 # nonblocking twin that each start runs is hit twice per step (hit=3: the second step's first start).
 if(COHORT_HAVE_PERSISTENT_COLL)
@@ -128,7 +128,7 @@ cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS t
 cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 LABELS topology ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2)
 # Under the ulfm backend Open MPI 5 fails the exchange's requests to the killed rank itself, and refuses to
-# cancel a receive it failed (issue 13): wrap/topology.cpp takes both as that peer's missing block.
+# cancel a receive it failed (issue 13): wrap/topo/process_topology.cpp takes both as that peer's missing block.
 cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=neighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1)
 # The same with the nonblocking neighbourhood collectives (all five in flight, MPI_Waitall or MPI_Testall).
@@ -138,7 +138,7 @@ cohort_mpi_test(wrap.neighbor.nb_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 LAB
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2 nb)
 cohort_mpi_test(wrap.neighbor.nb_during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=ineighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1 nb)
-if(COHORT_HAVE_PERSISTENT_COLL)  # MPI 4.0's MPI_Neighbor_*_init (wrap/persistent_coll.cpp)
+if(COHORT_HAVE_PERSISTENT_COLL)  # MPI 4.0's MPI_Neighbor_*_init (wrap/coll/persistent_coll.cpp)
   cohort_mpi_test(wrap.neighbor.pers_equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 LABELS topology
     COMMAND $<TARGET_FILE:wrap_neighbor> equiv pers)
   cohort_mpi_test(wrap.neighbor.pers_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 LABELS topology ENV ${_wrap_hb}

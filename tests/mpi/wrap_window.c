@@ -1,4 +1,4 @@
-/* Deferred confirmation (COHORT_CONFIRM_WINDOW, wrap/deferred.hpp): a loop of small collectives on
+/* Deferred confirmation (COHORT_CONFIRM_WINDOW, wrap/core/deferred.hpp): a loop of small collectives on
  * MPI_COMM_WORLD while a rank dies with calls still unconfirmed, and every survivor's buffers checked
  * against the uniform outcome.
  *

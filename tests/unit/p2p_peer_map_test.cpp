@@ -1,5 +1,5 @@
 // Peer maps: world rank of a communicator rank, and when MPI_ANY_SOURCE can no longer be satisfied.
-#include "wrap/p2p_peer_map.hpp"
+#include "wrap/p2p/p2p_peer_map.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The request table: handle -> record, replacement of stale records, thread safety.
-#include "wrap/request_table.hpp"
+#include "wrap/p2p/request_table.hpp"
 
 #include <gtest/gtest.h>
 

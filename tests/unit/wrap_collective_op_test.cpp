@@ -1,11 +1,11 @@
-// The resumable collective operation (wrap/collective_op.hpp) without MPI: each test plays the adapter,
+// The resumable collective operation (wrap/core/collective_op.hpp) without MPI: each test plays the adapter,
 // feeding the results a substitute, its requests and the agreement would give.
 #include <gtest/gtest.h>
 
 #include <initializer_list>
 #include <utility>
 
-#include "wrap/collective_op.hpp"
+#include "wrap/core/collective_op.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -259,7 +259,7 @@ TEST(CollectiveOp, InconsistentWindowIsReported) {
 }
 
 // With a confirmation window (use_counts), the agreement carries counts of completed calls
-// (wrap/confirm_window.hpp): a call finishes only if every contributor completed it.
+// (wrap/core/confirm_window.hpp): a call finishes only if every contributor completed it.
 TEST(CollectiveOp, CountsEveryoneCompletedFinishes) {
   for (int w : {2, 15, 16, 31, 32, kMaxWindow}) {
     CollectiveOp op(6, false);

@@ -1,4 +1,4 @@
-// The window of unconfirmed collectives (wrap/confirm_window.hpp) without MPI: single-rank steps, then a
+// The window of unconfirmed collectives (wrap/core/confirm_window.hpp) without MPI: single-rank steps, then a
 // simulated job of N ranks running a program of collectives with deferred confirmation, with one rank
 // crashed at every step of every schedule; the survivors' agreement must give each the same span, every
 // call a survivor returned from must reach every other survivor as a replay, and the log stays bounded.
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "wrap/confirm_window.hpp"
+#include "wrap/core/confirm_window.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -129,7 +129,7 @@ TEST(ConfirmWindow, RecoveryHandsOverTheCallsOthersMiss) {
 // Call kinds: an all-to-all call completes on a rank once every rank posted it; a Bcast completes at its
 // root at once and elsewhere once the root posted it; a Reduce completes at non-roots at once and at the
 // root once every rank posted it. Confirmation is by count reports, as the MPI adapter does it
-// (wrap/deferred.cpp): after a call a rank reports its completed count to every other rank when
+// (wrap/core/deferred.cpp): after a call a rank reports its completed count to every other rank when
 // report_due(), before it waits for confirmations when report_stale(), and (at times) while its own request
 // waits; the lowest count heard from every other rank confirms the calls below it. At the end of the
 // program a rank settles (every call confirmed) and reports a stale count, as at a settle point. Reports

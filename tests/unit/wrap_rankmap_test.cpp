@@ -3,8 +3,8 @@
 #include <utility>
 #include <gtest/gtest.h>
 
-#include "wrap/outcome.hpp"
-#include "wrap/rankmap.hpp"
+#include "wrap/core/outcome.hpp"
+#include "wrap/core/rankmap.hpp"
 
 namespace cohort::wrap {
 namespace {

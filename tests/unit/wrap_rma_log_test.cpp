@@ -1,5 +1,5 @@
-// The fence epoch's operation log (wrap/rma_log.hpp): what a target makes of an origin's log, without MPI.
-#include "wrap/rma_log.hpp"
+// The fence epoch's operation log (wrap/rma/rma_log.hpp): what a target makes of an origin's log, without MPI.
+#include "wrap/rma/rma_log.hpp"
 
 #include <gtest/gtest.h>
 

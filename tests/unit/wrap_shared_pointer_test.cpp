@@ -1,6 +1,6 @@
-// The shared file pointer's state and moves (wrap/shared_pointer.hpp): encoding, independent takes, and
+// The shared file pointer's state and moves (wrap/io/shared_file_pointer.hpp): encoding, independent takes, and
 // collective moves applied once under retry.
-#include "wrap/shared_pointer.hpp"
+#include "wrap/io/shared_file_pointer.hpp"
 
 #include <gtest/gtest.h>
 

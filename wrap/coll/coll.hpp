@@ -1,0 +1,28 @@
+// The post functions of the collectives that the driver runs (entry `driver` in wrap/calls.def): for each
+// such call MPI_X, the bottom of wrap/coll/coll.cpp generates __wrap_MPI_X, which counts the call, lets communicators cohort
+// did not create pass through to PMPI_X, and otherwise calls
+//   int cohort::wrap::coll::post_MPI_X(Alias &alias, const CallDesc &call, <MPI_X's parameters>);
+// with call = describe(CallId::MPI_X, root). The post function (wrap/coll/coll.cpp) hands the driver (run())
+// a lambda that posts the nonblocking variant on a substitute, and does the call's own bookkeeping
+// (saved inputs, positional layouts). Returns what MPI_X returns.
+#pragma once
+#include <mpi.h>
+
+#include "wrap/calls.h"
+#include "wrap/core/driver.hpp"
+
+#define COHORT_UNPAREN(...) __VA_ARGS__
+
+namespace cohort::wrap::coll {
+
+#define COHORT_POST_DECL_own(name, params)
+#define COHORT_POST_DECL_driver(name, params) \
+  int post_##name(Alias &alias, const CallDesc &call, COHORT_UNPAREN params);
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry) \
+  COHORT_POST_DECL_##entry(name, params)
+#include "wrap/calls.def"
+#undef COHORT_CALL
+#undef COHORT_POST_DECL_own
+#undef COHORT_POST_DECL_driver
+
+}  // namespace cohort::wrap::coll

@@ -1,0 +1,580 @@
+// Intercommunicators: MPI_Intercomm_create, MPI_Intercomm_merge, the queries, point-to-point and the
+// collectives over them, with the alias/substitute rule (sizes and ranks the program sees never change).
+//
+// The design. The program's handle is a real MPI intercommunicator, made once over the members alive
+// at its creation: the queries (MPI_Comm_size/rank, MPI_Comm_remote_size/group, MPI_Comm_test_inter)
+// are MPI's own answers, and point-to-point on it goes through cohort's point-to-point wrappers, which
+// know the remote group's world ranks (wrap/p2p/p2p_peers.hpp: the dead-peer policies apply to remote ranks).
+// Next to it cohort keeps the *union*: an alias intracommunicator over both groups (first the group
+// holding the lower MPI_COMM_WORLD rank, each in its rank order). Every collective on the
+// intercommunicator is run as resilient collectives on the union (wrap/core/driver.hpp), so a death in either
+// group is agreed and repaired by the survivors of both groups together, by the union's agreement and
+// shrink: no leader is involved once the intercommunicator exists, and a dead leader changes nothing.
+//
+// The collectives move packed blocks (MPI_Pack of the program's datatype; one flag byte in front, 1
+// when the block was delivered) so that the ranks that give no data (MPI_PROC_NULL in the root group)
+// can take part on the union with byte counts only. The root, which MPI_PROC_NULL ranks do not know, is
+// found with one MPI_Allreduce (MAX) on the union first. Blocks of dead ranks stay untouched, as for the
+// intracommunicator collectives; reductions combine the live remote ranks' blocks in rank order
+// (MPI_Reduce_local, so user-defined and non-commutative operations keep MPI's order).
+//
+// Creation (MPI_Intercomm_create): the local leader sends the world ranks of its group's survivors to
+// the remote leader over peer_comm (MPI_Sendrecv: point-to-point policies) and broadcasts both lists
+// over local_comm (a resilient broadcast: a dead local leader is a dead root, policy default abort).
+// Then the members of both lists create the union with MPI_Comm_create_group over MPI_COMM_WORLD
+// (liveness discovery: members dead before or during it are left out, nobody outside is involved), and
+// make the intercommunicator on it (split by side, MPI_Intercomm_create between the sides' first
+// members) on a helper thread polled by the driver: a death during it is agreed and it is made again
+// over the survivors. A communicator made over survivors has size = survivors (as MPI_Comm_dup of a
+// degraded communicator).
+#include "wrap/comm/intercomm.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "repair/group.hpp"
+#include "repair/repair.hpp"
+#include "wrap/comm/comm.hpp"
+#include "wrap/core/driver.hpp"
+#include "wrap/core/errors.hpp"
+#include "wrap/core/policy.hpp"
+#include "detector/world.hpp"
+#include "wrap/core/reduce_local.hpp"
+
+namespace cohort::wrap::inter {
+namespace {
+
+// One intercommunicator cohort made. Immutable once registered.
+struct Record {
+  MPI_Comm union_comm = MPI_COMM_NULL;  // the union alias
+  std::vector<int> local_u, remote_u;   // union (alias) rank of each local / remote rank
+  int my_u = -1;                        // this process's union rank
+  int union_size = 0;
+};
+
+std::mutex g_mu;
+std::map<MPI_Comm, std::shared_ptr<const Record>> g_records;  // guarded by g_mu
+
+std::shared_ptr<const Record> find(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || comm == MPI_COMM_WORLD) return nullptr;
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_records.find(comm);
+  return it == g_records.end() ? nullptr : it->second;
+}
+
+// The record of comm for a collective on it: the union alias takes comm's error handler first, so that the
+// union's errors (ULFM mode: MPIX_ERR_PROC_FAILED, MPIX_ERR_REVOKED) reach the handler the program set on
+// comm (MPI_Comm_set_errhandler on it is MPI's own call).
+std::shared_ptr<const Record> find_for_call(MPI_Comm comm) {
+  auto r = find(comm);
+  if (r) copy_errhandler(comm, r->union_comm);
+  return r;
+}
+
+// ---- packed blocks: [flag byte][the type signature's bytes] ----
+
+int signature_bytes(int count, MPI_Datatype type) {
+  int size = 0;
+  PMPI_Type_size(type, &size);
+  return count * size;
+}
+
+MPI_Aint extent_of(MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(type, &lb, &extent);
+  return extent;
+}
+
+// Packs count elements of type at buf into the block (block_bytes bytes, flag included) and sets its flag.
+int pack(const void *buf, int count, MPI_Datatype type, char *block, int block_bytes) {
+  int position = 0;
+  int rc = PMPI_Pack(buf, count, type, block + 1, block_bytes - 1, &position, cohort::self());
+  if (rc == MPI_SUCCESS) block[0] = 1;
+  return rc;
+}
+
+// Unpacks a delivered block into count elements of type at buf; an undelivered one leaves buf untouched.
+int unpack(const char *block, int block_bytes, void *buf, int count, MPI_Datatype type) {
+  if (block[0] != 1) return MPI_SUCCESS;
+  int position = 0;
+  return PMPI_Unpack(block + 1, block_bytes - 1, &position, buf, count, type, cohort::self());
+}
+
+// Storage for count elements of type (the whole true-extent span); data() is the buffer's address.
+class TypedBuffer {
+ public:
+  TypedBuffer(int count, MPI_Datatype type) {
+    MPI_Aint lb = 0, true_lb = 0, true_extent = 0;
+    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    (void)lb;
+    MPI_Aint span = count > 0 ? true_extent + (count - 1) * extent_of(type) : 0;
+    bytes_.resize(static_cast<std::size_t>(span) + 1);
+    offset_ = true_lb;
+  }
+  void *data() { return bytes_.data() - offset_; }
+
+ private:
+  std::vector<char> bytes_;
+  MPI_Aint offset_ = 0;
+};
+
+// Reduces the delivered blocks of the remote ranks, in remote rank order, into recvbuf (untouched when
+// none was delivered): MPI_Reduce_local folds from the last block, so op keeps MPI's order.
+int reduce_remote(const Record &r, const std::vector<char> &all, int block, void *recvbuf, int count,
+                  MPI_Datatype type, MPI_Op op) {
+  TypedBuffer tmp(count, type);
+  bool have = false;
+  for (auto j = r.remote_u.rbegin(); j != r.remote_u.rend(); ++j) {
+    const char *b = all.data() + static_cast<std::size_t>(*j) * block;
+    if (b[0] != 1) continue;
+    int rc = unpack(b, block, have ? tmp.data() : recvbuf, count, type);
+    if (rc == MPI_SUCCESS && have) rc = reduce_local(tmp.data(), recvbuf, count, type, op, "intercommunicator reduction");
+    if (rc != MPI_SUCCESS) return rc;
+    have = true;
+  }
+  return MPI_SUCCESS;
+}
+
+// The root of a rooted collective, in union numbering, and the block size, found on the union: the root
+// (root == MPI_ROOT) gives its union rank and `bytes`, every other rank -1. A root that was dead before
+// the call gives -1 everywhere: the call's dead-root policy, the same on every survivor.
+int find_root(const Record &r, CallId id, int root, int bytes, int head[2], bool *dead) {
+  head[0] = root == MPI_ROOT ? r.my_u : -1;
+  head[1] = bytes;
+  *dead = false;
+  int rc = __wrap_MPI_Allreduce(MPI_IN_PLACE, head, 2, MPI_INT, MPI_MAX, r.union_comm);
+  if (rc != MPI_SUCCESS || head[0] >= 0) return rc;
+  *dead = true;
+  Alias *u = find_alias(r.union_comm);
+  const CallInfo &c = info(id);
+  std::string what = "the root of the intercommunicator collective is dead";
+  if (root >= 0) what = "root " + std::to_string(root) + " of the remote group is dead";
+  return apply_policy(*u, dead_root_policy(c.name, c.dead_root), c.name, what.c_str());
+}
+
+char *block_at(std::vector<char> &all, int u, int block) { return all.data() + static_cast<std::size_t>(u) * block; }
+
+int bcast(const Record &r, void *buf, int count, MPI_Datatype type, int root) {
+  int head[2];
+  bool dead = false;
+  int rc = find_root(r, CallId::MPI_Bcast, root, root == MPI_ROOT ? 1 + signature_bytes(count, type) : 0, head,
+                     &dead);
+  if (rc != MPI_SUCCESS || dead) return rc;
+  std::vector<char> block(static_cast<std::size_t>(head[1]), 0);
+  if (root == MPI_ROOT && (rc = pack(buf, count, type, block.data(), head[1])) != MPI_SUCCESS) return rc;
+  rc = __wrap_MPI_Bcast(block.data(), head[1], MPI_BYTE, head[0], r.union_comm);
+  if (rc != MPI_SUCCESS || root == MPI_ROOT || root == MPI_PROC_NULL) return rc;
+  return unpack(block.data(), head[1], buf, count, type);
+}
+
+int allreduce(const Record &r, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op) {
+  int block = 1 + signature_bytes(count, type);
+  std::vector<char> mine(static_cast<std::size_t>(block), 0), all(static_cast<std::size_t>(block) * r.union_size, 0);
+  int rc = pack(sendbuf, count, type, mine.data(), block);
+  if (rc == MPI_SUCCESS) rc = __wrap_MPI_Allgather(mine.data(), block, MPI_BYTE, all.data(), block, MPI_BYTE, r.union_comm);
+  if (rc != MPI_SUCCESS) return rc;
+  return reduce_remote(r, all, block, recvbuf, count, type, op);
+}
+
+// Reduce and Gather: the remote group's blocks gathered at the root (union rank head[0]).
+int gather_blocks(const Record &r, CallId id, int root, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  int recvbytes, std::vector<char> *all, int *block, bool *done) {
+  bool sender = root >= 0;
+  int head[2];
+  bool dead = false;
+  int bytes = sender ? 1 + signature_bytes(sendcount, sendtype) : root == MPI_ROOT ? 1 + recvbytes : 0;
+  int rc = find_root(r, id, root, bytes, head, &dead);
+  *done = rc != MPI_SUCCESS || dead;
+  if (*done) return rc;
+  *block = head[1];
+  std::vector<char> mine(static_cast<std::size_t>(head[1]), 0);
+  if (sender && (rc = pack(sendbuf, sendcount, sendtype, mine.data(), head[1])) != MPI_SUCCESS) return rc;
+  if (root == MPI_ROOT) all->assign(static_cast<std::size_t>(head[1]) * r.union_size, 0);
+  return __wrap_MPI_Gather(mine.data(), head[1], MPI_BYTE, root == MPI_ROOT ? all->data() : nullptr, head[1],
+                           MPI_BYTE, head[0], r.union_comm);
+}
+
+int reduce(const Record &r, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root) {
+  std::vector<char> all;
+  int block = 0;
+  bool done = false;
+  int rc = gather_blocks(r, CallId::MPI_Reduce, root, sendbuf, count, type, signature_bytes(count, type), &all,
+                         &block, &done);
+  if (rc != MPI_SUCCESS || done || root != MPI_ROOT) return rc;
+  return reduce_remote(r, all, block, recvbuf, count, type, op);
+}
+
+int gather(const Record &r, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root) {
+  std::vector<char> all;
+  int block = 0;
+  bool done = false;
+  int rc = gather_blocks(r, CallId::MPI_Gather, root, sendbuf, sendcount, sendtype,
+                         root == MPI_ROOT ? signature_bytes(recvcount, recvtype) : 0, &all, &block, &done);
+  if (rc != MPI_SUCCESS || done || root != MPI_ROOT) return rc;
+  MPI_Aint stride = recvcount * extent_of(recvtype);
+  for (std::size_t j = 0; j < r.remote_u.size() && rc == MPI_SUCCESS; ++j) {
+    rc = unpack(block_at(all, r.remote_u[j], block), block, static_cast<char *>(recvbuf) + j * stride, recvcount,
+                recvtype);
+  }
+  return rc;
+}
+
+int scatter(const Record &r, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+            MPI_Datatype recvtype, int root) {
+  int head[2];
+  bool dead = false;
+  bool receiver = root >= 0;
+  int bytes = receiver ? 1 + signature_bytes(recvcount, recvtype)
+                       : root == MPI_ROOT ? 1 + signature_bytes(sendcount, sendtype) : 0;
+  int rc = find_root(r, CallId::MPI_Scatter, root, bytes, head, &dead);
+  if (rc != MPI_SUCCESS || dead) return rc;
+  int block = head[1];
+  std::vector<char> all, mine(static_cast<std::size_t>(block), 0);
+  if (root == MPI_ROOT) {
+    all.assign(static_cast<std::size_t>(block) * r.union_size, 0);
+    MPI_Aint stride = sendcount * extent_of(sendtype);
+    for (std::size_t j = 0; j < r.remote_u.size() && rc == MPI_SUCCESS; ++j) {
+      rc = pack(static_cast<const char *>(sendbuf) + j * stride, sendcount, sendtype, block_at(all, r.remote_u[j], block),
+                block);
+    }
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  rc = __wrap_MPI_Scatter(all.data(), block, MPI_BYTE, mine.data(), block, MPI_BYTE, head[0], r.union_comm);
+  if (rc != MPI_SUCCESS || !receiver) return rc;
+  return unpack(mine.data(), block, recvbuf, recvcount, recvtype);
+}
+
+// Allgather and Alltoall: one block size on every member, the larger of what the two groups send (each
+// rank sends its group's size and receives the other's).
+int uniform_block(int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype) {
+  return 1 + std::max(signature_bytes(sendcount, sendtype), signature_bytes(recvcount, recvtype));
+}
+
+int allgather(const Record &r, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+              int recvcount, MPI_Datatype recvtype) {
+  int block = uniform_block(sendcount, sendtype, recvcount, recvtype);
+  std::vector<char> mine(static_cast<std::size_t>(block), 0), all(static_cast<std::size_t>(block) * r.union_size, 0);
+  int rc = pack(sendbuf, sendcount, sendtype, mine.data(), block);
+  if (rc == MPI_SUCCESS) rc = __wrap_MPI_Allgather(mine.data(), block, MPI_BYTE, all.data(), block, MPI_BYTE, r.union_comm);
+  MPI_Aint stride = recvcount * extent_of(recvtype);
+  for (std::size_t j = 0; j < r.remote_u.size() && rc == MPI_SUCCESS; ++j) {
+    rc = unpack(block_at(all, r.remote_u[j], block), block, static_cast<char *>(recvbuf) + j * stride, recvcount,
+                recvtype);
+  }
+  return rc;
+}
+
+int alltoall(const Record &r, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+             int recvcount, MPI_Datatype recvtype) {
+  int block = uniform_block(sendcount, sendtype, recvcount, recvtype);
+  std::vector<char> out(static_cast<std::size_t>(block) * r.union_size, 0), in(out.size(), 0);
+  MPI_Aint send_stride = sendcount * extent_of(sendtype), recv_stride = recvcount * extent_of(recvtype);
+  int rc = MPI_SUCCESS;
+  for (std::size_t j = 0; j < r.remote_u.size() && rc == MPI_SUCCESS; ++j) {
+    rc = pack(static_cast<const char *>(sendbuf) + j * send_stride, sendcount, sendtype,
+              block_at(out, r.remote_u[j], block), block);
+  }
+  if (rc == MPI_SUCCESS) rc = __wrap_MPI_Alltoall(out.data(), block, MPI_BYTE, in.data(), block, MPI_BYTE, r.union_comm);
+  for (std::size_t j = 0; j < r.remote_u.size() && rc == MPI_SUCCESS; ++j) {
+    rc = unpack(block_at(in, r.remote_u[j], block), block, static_cast<char *>(recvbuf) + j * recv_stride, recvcount,
+                recvtype);
+  }
+  return rc;
+}
+
+// ---- creation ----
+
+// Both lists of world ranks, as the local leader broadcasts them: [n_local, local..., n_remote, remote...]
+// in a buffer of 2 * (world size + 1) ints.
+struct Lists {
+  std::vector<int> local, remote;
+};
+
+int exchange_lists(Alias &local, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, Lists *out) {
+  int world = 0, me = local.rank();
+  PMPI_Comm_size(cohort::world(), &world);
+  const int n = world + 1;
+  std::vector<int> buf(2 * static_cast<std::size_t>(n), 0);
+  if (me == local_leader) {
+    std::vector<int> live = local.current().map.member_world_ranks();
+    for (int a = 0; a < local.current().map.alias_size(); ++a) {
+      if (local.known_failed(a)) live.erase(std::remove(live.begin(), live.end(), local.current().map.to_world(a)), live.end());
+    }
+    buf[0] = static_cast<int>(live.size());
+    std::copy(live.begin(), live.end(), buf.begin() + 1);
+    // NOTE: through cohort's wrapper: a dead remote leader is a dead peer (the receive policy).
+    int rc = __wrap_MPI_Sendrecv(buf.data(), n, MPI_INT, remote_leader, tag, buf.data() + n, n, MPI_INT, remote_leader,
+                                 tag, peer_comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  CallDesc call = describe(CallId::MPI_Intercomm_create, local_leader);
+  int rc = run(local, call, [&](const Substitute &s, int sub_root, MPI_Request *req) {
+    return PMPI_Ibcast(buf.data(), 2 * n, MPI_INT, sub_root, s.comm, req);
+  });
+  if (rc != MPI_SUCCESS) return rc;
+  if (buf[0] <= 0 || buf[n] <= 0) return MPI_ERR_OTHER;  // the dead-root policy skip: nothing was received
+  out->local.assign(buf.begin() + 1, buf.begin() + 1 + buf[0]);
+  out->remote.assign(buf.begin() + n + 1, buf.begin() + n + 1 + buf[n]);
+  return MPI_SUCCESS;
+}
+
+// The union over both lists' members alive now (MPI_Comm_create_group over MPI_COMM_WORLD through
+// cohort's wrapper: liveness discovery among the members only). First the list with the lower world rank.
+int make_union(const Lists &lists, int tag, MPI_Comm *out, bool *local_first) {
+  *local_first = *std::min_element(lists.local.begin(), lists.local.end()) <
+                 *std::min_element(lists.remote.begin(), lists.remote.end());
+  std::vector<int> members = *local_first ? lists.local : lists.remote;
+  const std::vector<int> &second = *local_first ? lists.remote : lists.local;
+  members.insert(members.end(), second.begin(), second.end());
+  MPI_Group world, group;
+  PMPI_Comm_group(cohort::world(), &world);
+  PMPI_Group_incl(world, static_cast<int>(members.size()), members.data(), &group);
+  PMPI_Group_free(&world);
+  int rc = __wrap_MPI_Comm_create_group(cohort::world(), group, tag, out);
+  PMPI_Group_free(&group);
+  return rc;
+}
+
+// Makes the intercommunicator on the union's substitute (split by side, then MPI_Intercomm_create between
+// the sides' first members) and fills the record from the substitute it was made on.
+int make_intercomm(Alias &u, const Lists &lists, bool local_first, int tag, MPI_Comm *out, Record *rec) {
+  int rc = barrier(u);  // every member agreed alive before a context id is allocated (driver.hpp)
+  if (rc != MPI_SUCCESS) return rc;
+  const Substitute *made_on = nullptr;
+  std::vector<MPI_Comm *> slots;  // one per attempt: an abandoned attempt may still write its slot
+  CallDesc call = describe(CallId::MPI_Intercomm_create);
+  call.posted_hook = nullptr;
+  call.creates_communicator = true;
+  // The union holds the members alive at its creation: a member's group is found by its world rank.
+  const std::vector<int> &first_list = local_first ? lists.local : lists.remote;
+  auto in_first = [&first_list](const RankMap &m, int a) {
+    return std::find(first_list.begin(), first_list.end(), m.to_world(a)) != first_list.end();
+  };
+  rc = run(u, call, [&](const Substitute &s, int, MPI_Request *req) {
+    made_on = &s;
+    slots.push_back(new MPI_Comm(MPI_COMM_NULL));
+    MPI_Comm *slot = slots.back();
+    bool first = in_first(s.map, s.map.to_alias(s.rank));
+    int other_leader = -1;
+    for (int k = 0; k < s.map.sub_size() && other_leader < 0; ++k) {
+      if (in_first(s.map, s.map.to_alias(k)) != first) other_leader = k;
+    }
+    if (other_leader < 0) return MPI_ERR_OTHER;  // the other group has no survivor
+    MPI_Comm comm = s.comm;
+    return post_on_thread([comm, first, other_leader, tag, slot] {
+      MPI_Comm side = MPI_COMM_NULL;
+      int me = 0;
+      PMPI_Comm_rank(comm, &me);
+      PMPI_Comm_split(comm, first ? 0 : 1, me, &side);
+      PMPI_Intercomm_create(side, 0, comm, other_leader, tag, slot);
+      PMPI_Comm_free(&side);
+    }, req);
+  });
+  if (rc != MPI_SUCCESS) return rc;
+  *out = *slots.back();
+  delete slots.back();  // the others belong to abandoned attempts
+  const RankMap &m = made_on->map;
+  for (int k = 0; k < m.sub_size(); ++k) {
+    int a = m.to_alias(k);
+    bool first = in_first(m, a);
+    ((first == local_first) ? rec->local_u : rec->remote_u).push_back(a);
+  }
+  rec->my_u = m.to_alias(made_on->rank);
+  rec->union_size = m.alias_size();
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+// ---- the collectives (wrap/comm/intercomm.hpp) ----
+
+int shrink(MPI_Comm comm, MPI_Comm *newcomm) {
+  auto r = find(comm);
+  if (!r) return MPI_ERR_COMM;
+  *newcomm = MPI_COMM_NULL;
+  MPI_Comm su = MPI_COMM_NULL;
+  int rc = repair::shrink(r->union_comm, &su);
+  if (rc != MPI_SUCCESS) return rc;
+  copy_errhandler(comm, su);
+  Alias *shrunk = register_alias(su);
+  const Alias *old = find_alias(r->union_comm);
+  if (shrunk == nullptr || old == nullptr) return MPI_ERR_OTHER;
+  // Each group's survivors, by world rank: the old union's members that the shrunk union holds.
+  const std::vector<int> alive = shrunk->current().map.member_world_ranks();
+  Lists lists;
+  auto keep = [&](const std::vector<int> &members, std::vector<int> *out) {
+    for (int a : members) {
+      int w = old->current().map.to_world(a);
+      if (std::find(alive.begin(), alive.end(), w) != alive.end()) out->push_back(w);
+    }
+  };
+  keep(r->local_u, &lists.local);
+  keep(r->remote_u, &lists.remote);
+  if (lists.local.empty() || lists.remote.empty()) return MPI_ERR_OTHER;  // a group has no survivor
+  const bool local_first = *std::min_element(lists.local.begin(), lists.local.end()) <
+                           *std::min_element(lists.remote.begin(), lists.remote.end());
+  auto rec = std::make_shared<Record>();
+  rec->union_comm = su;
+  constexpr int kShrinkTag = 0x5348;  // (on the new union's own substitute: nothing else is sent there yet)
+  rc = make_intercomm(*shrunk, lists, local_first, kShrinkTag, newcomm, rec.get());
+  if (rc != MPI_SUCCESS) return rc;
+  copy_errhandler(comm, *newcomm);
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_records[*newcomm] = std::move(rec);
+  return MPI_SUCCESS;
+}
+
+MPI_Comm union_of(MPI_Comm comm) {
+  auto r = find(comm);
+  return r ? r->union_comm : MPI_COMM_NULL;
+}
+
+int union_side(MPI_Comm comm) {
+  auto r = find(comm);
+  if (!r) return -1;
+  return std::find(r->local_u.begin(), r->local_u.end(), 0) != r->local_u.end() ? 0 : 1;
+}
+
+bool collective(CallId id, int *rc, MPI_Comm comm) {
+  auto r = id == CallId::MPI_Barrier ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = __wrap_MPI_Barrier(r->union_comm);
+  return true;
+}
+
+// An intercommunicator barrier completes once every process of both groups entered it: a barrier over
+// the union, which is cohort's own nonblocking collective (so a revoke of either interrupts it).
+bool collective(CallId id, int *rc, MPI_Comm comm, MPI_Request *request) {
+  auto r = id == CallId::MPI_Ibarrier ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = __wrap_MPI_Ibarrier(r->union_comm, request);
+  return true;
+}
+
+bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  auto r = id == CallId::MPI_Bcast ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = bcast(*r, buf, count, type, root);
+  return true;
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm) {
+  auto r = id == CallId::MPI_Allreduce ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = allreduce(*r, sendbuf, recvbuf, count, type, op);
+  return true;
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, MPI_Comm comm) {
+  auto r = id == CallId::MPI_Reduce ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = reduce(*r, sendbuf, recvbuf, count, type, op, root);
+  return true;
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  auto r = id == CallId::MPI_Gather || id == CallId::MPI_Scatter ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = id == CallId::MPI_Gather ? gather(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
+                                 : scatter(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  return true;
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  auto r = id == CallId::MPI_Allgather || id == CallId::MPI_Alltoall ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = id == CallId::MPI_Allgather ? allgather(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+                                    : alltoall(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  return true;
+}
+
+}  // namespace cohort::wrap::inter
+
+namespace cohort::wrap {
+
+bool free_intercomm(MPI_Comm comm) {
+  std::shared_ptr<const inter::Record> r;
+  {
+    std::lock_guard<std::mutex> lock(inter::g_mu);
+    auto it = inter::g_records.find(comm);
+    if (it == inter::g_records.end()) return false;
+    r = it->second;
+    inter::g_records.erase(it);
+  }
+  MPI_Comm u = r->union_comm;
+  __wrap_MPI_Comm_free(&u);
+  return true;
+}
+
+bool intercomm_barrier(MPI_Comm comm, int *rc) {
+  return inter::collective(CallId::MPI_Barrier, rc, comm);
+}
+
+}  // namespace cohort::wrap
+
+using namespace cohort::wrap;  // NOLINT: the rest of this file only defines the extern "C" entry points
+
+extern "C" int __wrap_MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                                           int remote_leader, int tag, MPI_Comm *newintercomm) {
+  count_call(CallId::MPI_Intercomm_create);
+  Alias *local = find_alias(local_comm);
+  if (local == nullptr || newintercomm == nullptr)
+    return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
+  *newintercomm = MPI_COMM_NULL;
+  inter::Lists lists;
+  int rc = inter::exchange_lists(*local, local_leader, peer_comm, remote_leader, tag, &lists);
+  if (rc == MPI_ERR_OTHER) return MPI_SUCCESS;  // dead local leader under the skip policy: MPI_COMM_NULL
+  if (rc != MPI_SUCCESS) return rc;
+  bool local_first = false;
+  MPI_Comm u = MPI_COMM_NULL;
+  rc = inter::make_union(lists, tag, &u, &local_first);
+  if (rc != MPI_SUCCESS) return rc;
+  if (u == MPI_COMM_NULL) return MPI_ERR_OTHER;
+  auto rec = std::make_shared<inter::Record>();
+  rec->union_comm = u;
+  rc = inter::make_intercomm(*find_alias(u), lists, local_first, tag, newintercomm, rec.get());
+  if (rc != MPI_SUCCESS) return rc;
+  copy_errhandler(local_comm, *newintercomm);
+  std::lock_guard<std::mutex> lock(inter::g_mu);
+  inter::g_records[*newintercomm] = std::move(rec);
+  return MPI_SUCCESS;
+}
+
+// The union split with one color: the group that passes high = 0 first (each in rank order); when both
+// pass the same, the union's order. Of a degraded intercommunicator: over its survivors.
+extern "C" int __wrap_MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
+  count_call(CallId::MPI_Intercomm_merge);
+  auto r = inter::find(intercomm);
+  if (!r) return PMPI_Intercomm_merge(intercomm, high, newintracomm);
+  int key = (high ? r->union_size : 0) + r->my_u;
+  int rc = split_alias(*find_alias(r->union_comm), CallId::MPI_Intercomm_merge, 0, key, newintracomm);
+  if (rc == MPI_SUCCESS && *newintracomm != MPI_COMM_NULL) copy_errhandler(intercomm, *newintracomm);
+  return rc;
+}
+
+extern "C" int __wrap_MPI_Comm_remote_size(MPI_Comm comm, int *size) {
+  count_call(CallId::MPI_Comm_remote_size);
+  return PMPI_Comm_remote_size(comm, size);  // a real intercommunicator: MPI's answer never changes
+}
+
+extern "C" int __wrap_MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
+  count_call(CallId::MPI_Comm_remote_group);
+  return PMPI_Comm_remote_group(comm, group);
+}
+
+extern "C" int __wrap_MPI_Comm_test_inter(MPI_Comm comm, int *flag) {
+  count_call(CallId::MPI_Comm_test_inter);
+  return PMPI_Comm_test_inter(comm, flag);
+}

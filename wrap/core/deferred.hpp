@@ -1,0 +1,129 @@
+// Deferred confirmation (COHORT_CONFIRM_WINDOW > 1): small blocking Barrier, Bcast, Reduce and Allreduce
+// return once this rank's own request completed; they are confirmed later by count reports. The window of
+// unconfirmed calls is the sans-IO wrap/core/confirm_window.hpp; this is its MPI adapter.
+//
+// Per call j (run()): settle the other communicators' windows, post the call on the substitute (cohort's
+// schedule of messages where wrap/core/small_coll.hpp allows, else MPI's nonblocking variant), wait for it
+// (never on a dead rank), log what a replay needs (the result; for Reduce the input and, at the root, the
+// result), report this rank's completed count to every other member when due (every ceil(W/2) calls since
+// the last report or the last all-to-all call: an MPI_Isend of 8 bytes, tag kReportTag, on the substitute)
+// and return while at most W - 1 calls are
+// unconfirmed (else report a stale count and wait for the others' reports). A later all-to-all call's
+// completion confirms the calls before it. A pending MPI_Irecv (MPI_ANY_SOURCE) per communicator takes the
+// others' reports; the lowest count heard from every other member confirms the calls below it. A rank whose
+// own request waits more than 200 us reports a stale count (a member at a settle point may need exactly it).
+// A call found broken (before its post, while waiting, or refused at its post by MPI under ULFM with a
+// failure-class code) is posted again, deferred, on the shrunk substitute unless a survivor completed it:
+// every survivor runs call j the same way, also one that joined the same agreement in an earlier call.
+//
+// Settle points: before any call that could let a rank wait on another one while a survivor still misses
+// a call's outcome, every pending confirmation of every communicator completes (settle_all): point-to-
+// point and request calls (count_call, wrap/calls.h), every other collective, nonblocking collective,
+// communicator and file call (driver run() and nbc::start), and MPI_Finalize (its barrier). Otherwise a
+// rank could block in MPI_Recv from a rank that waits in an earlier collective for the replay only the
+// receiver can give.
+//
+// On a failure (seen while waiting for a request or for reports): the survivors agree on their counts of
+// completed calls (repair::agree on count_code), shrink, and those ahead replay the calls the others miss
+// (replay(): one resilient MPI_Iallreduce of a record per call, "holder wins": a rank that completed the
+// call gives its result, the others their input, so that with no holder left the record reduces the
+// survivors' inputs; outputs of holders go to scratch). See wrap/core/confirm_window.hpp for the protocol.
+//
+// Deferred only when: W > 1, the call's payload (count x type size) <= COHORT_CONFIRM_MAX_BYTES, the
+// datatype is predefined and, for reductions, the op is predefined (a replay may run after the call
+// returned, when the program may have freed a derived type or its own op), and for Reduce the dead-root
+// policy is `skip` (its default: a non-root returns before the root's fate is known). Every rank decides the same
+// way as long as all ranks pass predefined datatypes, as MPI's type matching makes usual.
+//
+// Thread-safety: one mutex per communicator's window; settle_all skips windows that another thread holds
+// (that thread is inside a collective on that communicator). A settle point also reports a stale count,
+// and a window counts as settled only once its count is reported: a rank that heard every other count may
+// go on to calls that never report, while the others still wait for its count.
+#pragma once
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "wrap/core/confirm_window.hpp"
+#include "wrap/core/driver.hpp"
+
+namespace cohort::wrap::deferred {
+
+/// COHORT_CONFIRM_WINDOW: calls that may be unconfirmed per communicator, 1 .. kMaxWindow (63); 1 confirms
+/// every collective before it returns (cohort's behaviour before windows). Read once.
+int window();
+/// COHORT_CONFIRM_MAX_BYTES: the largest payload (bytes per rank) confirmed late; 0 .. 1 MiB.
+long max_bytes();
+/// Reads both at MPI_Init: an invalid value stops the rank with one line naming the variable. With W > 1
+/// it also registers report_idle() as a progress hook of the detector thread.
+void check_settings();
+/// On the detector thread (detector::add_progress_hook: every 1-5 ms): for each communicator whose
+/// window no thread holds and whose count of completed calls has not moved since the last look, reports
+/// a stale count. A rank tells the others its count from inside MPI calls; after a deferred call it may
+/// stay outside MPI (computing, or waiting for something only another rank's next call brings about)
+/// while the others wait at a settle point for exactly that count: this sends it within a few ms.
+void report_idle();
+/// The tag of count reports on a substitute (above wrap/core/small_coll.hpp's tags, below MPI's minimum
+/// MPI_TAG_UB of 32767).
+constexpr int kReportTag = 32001;
+/// At MPI_Finalize, after its barrier: cancels every communicator's pending receive of reports and lets
+/// their sends go (MPI_Request_free). Not thread-safe against collectives still running.
+void shutdown();
+
+/// One logged call (a replay's material).
+struct Record {
+  Kind kind = Kind::barrier;
+  const char *name = "";                ///< the call ("MPI_Bcast"), for its dead-root policy
+  Policy dead_root = Policy::abort;     ///< its default dead-root policy
+  int root = -1;        ///< alias rank
+  int count = 0, type_index = -1, op_index = -1;
+  int flag = 0;         ///< 2: data is the call's result; 1: data is this rank's input; 0: nothing
+  std::vector<char> data;
+};
+
+/// One count report in flight: the count, and its sends to every other member.
+struct SentReport {
+  std::uint64_t count = 0;
+  std::vector<MPI_Request> reqs;
+};
+
+/// The window of one communicator (owned by its Alias) and the count reports that confirm it.
+struct State {
+  State();
+  ~State();  ///< cancels the pending receive of reports (the alias is being freed)
+  std::recursive_mutex mu;  // (a replay inside run() notes its agreement's span: note_span)
+  ConfirmWindowT<Record> win;
+  const Substitute *report_sub = nullptr;  ///< the substitute the reports below travel on
+  MPI_Request report_recv = MPI_REQUEST_NULL;  ///< MPI_ANY_SOURCE, tag kReportTag, into report_in
+  std::uint64_t report_in = 0;
+  std::vector<std::uint64_t> heard;  ///< per rank of report_sub: the highest count it reported
+  std::deque<std::unique_ptr<SentReport>> sent;  ///< reports whose sends may still be active
+  std::atomic<bool> counted{false};  ///< counted in g_unsettled (changed under mu; read by settle_all)
+  std::uint64_t idle_seen = ~0ULL;  ///< win.completed() at the detector thread's last look (report_idle)
+  Watch watch;                       ///< what a call's wait watches: a member of watch_sub failed
+  const Substitute *watch_sub = nullptr;  ///< (made again only when the substitute changes: not per call)
+};
+
+/// Runs a deferrable blocking collective (call.defer set): deferred when the rules above allow, else
+/// through wrap::run. Returns as wrap::run.
+int run(Alias &alias, const CallDesc &call, PostFn post);
+/// Completes every pending confirmation of alias (recovering on a failure). Collective in effect: returns
+/// once every member completed the calls this rank completed.
+void settle(Alias &alias);
+/// settle() on every communicator with pending confirmations except `except`.
+void settle_all(const Alias *except);
+/// Agrees on the first `words` words of *code over comm's survivors (repair::agree, one word after the
+/// other): on return each of those words is the survivors' AND, and *failed the union of the agreed failed
+/// sets (ranks of comm, ascending). Returns MPI_SUCCESS or the first agreement's error. Collective over comm.
+int agree_code(MPI_Comm comm, AgreementCode *code, int words, std::vector<int> *failed);
+/// A counts-mode agreement of the driver (wrap/core/collective_op.hpp use_counts) read `span` on alias: the
+/// calls in it that this rank has not completed become replays.
+void note_span(Alias &alias, const CompletedSpan &span);
+
+}  // namespace cohort::wrap::deferred

@@ -18,9 +18,8 @@
 #include "repair/repair.hpp"
 #include "wrap/calls.h"
 #include "wrap/core/driver.hpp"
-#include "wrap/coll/hierarchy.hpp"
 #include "wrap/core/nbc.hpp"
-#include "wrap/p2p/request.hpp"
+#include "wrap/core/datatype_holder.hpp"
 #include "wrap/core/ulfm_mode.hpp"
 #include "wrap/core/reduce_local.hpp"
 
@@ -120,14 +119,14 @@ class PostState : public nbc::OpState {
     return &schedule_;
   }
   /// A datatype as this call's posts use it. A nonblocking call's derived one is held for the operation's
-  /// life (p2p::HeldType: cohort's duplicate): the program may free its own once the call returned (MPI
+  /// life (HeldType: cohort's duplicate): the program may free its own once the call returned (MPI
   /// allows it), and a retry after a failure posts again. Otherwise the program's.
   /// significant: false for an argument MPI ignores at this rank (a Gather's recvtype at a non-root, a
   /// Scatter's sendtype at a non-root, the send side under MPI_IN_PLACE): it may name no datatype at all
   /// (an uninitialised handle), so it is passed on as it is and never queried.
   MPI_Datatype keep(MPI_Datatype t, bool significant = true) {
-    if (!owned_ || !significant || !p2p::derived(t)) return t;
-    types_.push_back(p2p::hold_type(t));
+    if (!owned_ || !significant || !derived(t)) return t;
+    types_.push_back(hold_type(t));
     return types_.back()->get();
   }
   /// The same for an array of n (the w variants' sendtypes, recvtypes).
@@ -150,8 +149,8 @@ class PostState : public nbc::OpState {
   small::Call schedule_{};
   std::vector<char> input_bytes_, slot_bytes_;
   std::list<std::pair<const Substitute *, PostScratch>> scratch_;
-  std::vector<p2p::TypeRef> types_;                // keep()
-  std::list<p2p::HeldTypes> arrays_;              // keep() of arrays
+  std::vector<TypeRef> types_;                // keep()
+  std::list<HeldTypes> arrays_;              // keep() of arrays
 };
 
 // Runs a post function's attempts: to the end (run(), blocking), or as a nonblocking collective whose
@@ -280,9 +279,15 @@ int survivors_barrier(Alias &alias) {
 }
 
 namespace coll {
+namespace {
+const Composed *g_composed = nullptr;  // set at MPI_Init, read-only after
+}  // namespace
+
+void set_composed(const Composed *c) { g_composed = c; }
 
 int post_MPI_Barrier(Alias &alias, const CallDesc &call, MPI_Comm) {
-  if (call.request == nullptr && hierarchy::applies(alias, MPI_BOR)) return hierarchy::barrier();
+  if (call.request == nullptr && g_composed != nullptr && g_composed->applies(alias, MPI_BOR))
+    return g_composed->barrier();
   const deferred::Buffers b{deferred::Kind::barrier};
   CallDesc c = deferrable(call, b);
   c.self_confirming = call.request == nullptr;
@@ -318,8 +323,8 @@ int post_MPI_Reduce(Alias &alias, const CallDesc &call, const void *sendbuf, voi
 
 int post_MPI_Allreduce(Alias &alias, const CallDesc &call, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype type, MPI_Op op, MPI_Comm) {
-  if (call.request == nullptr && hierarchy::applies(alias, op)) {
-    return hierarchy::allreduce(sendbuf, recvbuf, count, type, op);
+  if (call.request == nullptr && g_composed != nullptr && g_composed->applies(alias, op)) {
+    return g_composed->allreduce(sendbuf, recvbuf, count, type, op);
   }
   const deferred::Buffers b{deferred::Kind::allreduce, sendbuf, recvbuf, count, type, op};
   CallDesc c = deferrable(call, b);

@@ -25,4 +25,15 @@ namespace cohort::wrap::coll {
 #undef COHORT_POST_DECL_own
 #undef COHORT_POST_DECL_driver
 
+/// A composed form of the blocking MPI_Barrier and MPI_Allreduce that replaces the flat one where it
+/// applies: Legio's hierarchy (wrap/coll/hierarchy.hpp), which runs its stages through the post functions
+/// above, installs it at MPI_Init once it is built.
+struct Composed {
+  bool (*applies)(const Alias &alias, MPI_Op op);
+  int (*barrier)();
+  int (*allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op);
+};
+/// Installs c (static storage), or none with nullptr. At MPI_Init, before any collective of the program.
+void set_composed(const Composed *c);
+
 }  // namespace cohort::wrap::coll

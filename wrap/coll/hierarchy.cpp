@@ -267,6 +267,8 @@ void init() {
   set_wait_hook(on_wait);
   set_before_agree(before_agree);
   g_active = true;
+  static const coll::Composed composed{&hierarchy::applies, &hierarchy::barrier, &hierarchy::allreduce};
+  coll::set_composed(&composed);
   COHORT_LOG_DEBUG("MPI_Init: hierarchy: %d local groups, this rank in group %d%s", g_groups, g_my_group,
                    g_hub ? " (master)" : "");
 }

@@ -28,12 +28,14 @@ using cohort::wrap::Alias;
 using cohort::wrap::CallId;
 using cohort::wrap::find_alias;
 using cohort::wrap::count_call;
+using cohort::wrap::HeldTypes;
+using cohort::wrap::TypeRef;
 namespace p2p = cohort::wrap::p2p;
 
 namespace {
 
 // significant: false for a datatype argument that MPI ignores at this rank (then never queried).
-p2p::TypeRef keep(MPI_Datatype t, bool significant = true) { return p2p::hold_type(t, significant); }
+TypeRef keep(MPI_Datatype t, bool significant = true) { return cohort::wrap::hold_type(t, significant); }
 
 // Which sides of a rooted call (Gather, Scatter and their v variants) MPI reads at this rank (MPI 4.0
 // sections 6.2.2, 6.5, 6.6): `root`, the root's (its receive side of a Gather, its send side of a Scatter:
@@ -55,9 +57,9 @@ RootedSides rooted_sides(MPI_Comm comm, int root, bool root_in_place) {
 
 // The datatypes of a w variant's array (n of them), held as keep() holds one; none for an array the call
 // ignores (MPI_IN_PLACE's send side: its get() is then nullptr).
-using TypeArrayRef = std::shared_ptr<const p2p::HeldTypes>;
+using TypeArrayRef = std::shared_ptr<const HeldTypes>;
 TypeArrayRef keep_array(const MPI_Datatype types[], int n, bool ignored = false) {
-  return std::make_shared<const p2p::HeldTypes>(ignored ? nullptr : types, n);
+  return std::make_shared<const HeldTypes>(ignored ? nullptr : types, n);
 }
 
 // Members at the other side of comm: its remote group's size for an intercommunicator (Alltoallw's arrays).

@@ -1,5 +1,5 @@
 // One resilient collective as a resumable, sans-IO state machine: no MPI, no clock, no threads. The
-// adapter (run() in wrap/core/driver.cpp) asks next() what to do, does it with MPI, and feeds the result back;
+// adapter (OpAdapter in wrap/core/op_adapter.cpp) asks next() what to do, does it with MPI, and feeds the result back;
 // a blocking wrapper loops until done, and a nonblocking one can stop at any poll and resume later (from
 // MPI_Test or MPI_Wait). Unit-tested in tests/unit/wrap_collective_op_test.cpp.
 //

@@ -14,7 +14,9 @@
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "repair/repair.hpp"
-#include "wrap/core/driver.hpp"
+#include "wrap/core/alias.hpp"
+#include "wrap/core/confirm_state.hpp"
+#include "wrap/core/op_adapter.hpp"
 #include "wrap/core/progress.hpp"
 #include "wrap/core/settings.hpp"
 #include "wrap/core/small_coll.hpp"
@@ -118,23 +120,6 @@ void retire_sent(State &st) {
       return;
     st.sent.pop_front();
   }
-}
-
-// Drops what travels on an earlier substitute: its pending receive is cancelled, its sends are left to MPI
-// (a send to a dead rank may never complete: the report is lost, never freed).
-void leave_substitute(State &st) {
-  if (st.report_recv != MPI_REQUEST_NULL) {
-    PMPI_Cancel(&st.report_recv);
-    PMPI_Wait(&st.report_recv, MPI_STATUS_IGNORE);  // cancelled, or completed meanwhile: either way local
-  }
-  for (auto &r : st.sent) {
-    for (MPI_Request &q : r->reqs) {
-      if (q != MPI_REQUEST_NULL) PMPI_Request_free(&q);  // (the buffer is lost with the report below)
-    }
-    r.release();  // NOTE: MPI may still read the count: leaked
-  }
-  st.sent.clear();
-  st.report_sub = nullptr;
 }
 
 // Follows the alias to its current substitute: a fresh table of heard counts and a posted receive.
@@ -375,14 +360,6 @@ bool deferrable(const Alias &alias, const CallDesc &call, const Buffers &b) {
 
 }  // namespace
 
-State::State() : win(window()) {}
-
-State::~State() {
-  int finalized = 1;
-  PMPI_Finalized(&finalized);
-  if (!finalized) leave_substitute(*this);
-}
-
 void shutdown() {
   g_shut.store(true);
   for_each_alias([](Alias &a) {
@@ -391,16 +368,6 @@ void shutdown() {
     std::lock_guard<std::recursive_mutex> lock(st.mu);
     leave_substitute(st);
   });
-}
-
-int window() {
-  static const int w = static_cast<int>(read_setting("COHORT_CONFIRM_WINDOW", 1, 1, kMaxWindow));
-  return w;
-}
-
-long max_bytes() {
-  static const long b = read_setting("COHORT_CONFIRM_MAX_BYTES", 4096, 0, 1L << 20);
-  return b;
 }
 
 void check_settings() {
@@ -422,25 +389,6 @@ void report_idle() {
     report(a, st, false);
     mark_settled(st);
   });
-}
-
-int agree_code(MPI_Comm comm, AgreementCode *code, int words, std::vector<int> *failed) {
-  int rc = MPI_SUCCESS;
-  failed->clear();
-  for (int k = 0; k < words; ++k) {
-    std::vector<int> f, all;
-    const int r = repair::agree(comm, &code->word[k], &f);
-    if (rc == MPI_SUCCESS) rc = r;
-    std::set_union(failed->begin(), failed->end(), f.begin(), f.end(), std::back_inserter(all));
-    failed->swap(all);
-  }
-  return rc;
-}
-
-void note_span(Alias &alias, const CompletedSpan &span) {
-  State &st = alias.deferred_state();
-  std::lock_guard<std::recursive_mutex> lock(st.mu);
-  st.win.recover(span);
 }
 
 void settle(Alias &alias) {

@@ -42,25 +42,12 @@
 #pragma once
 #include <mpi.h>
 
-#include <atomic>
-#include <cstdint>
-#include <deque>
-#include <memory>
-#include <mutex>
-#include <utility>
-#include <vector>
-
-#include "wrap/core/confirm_window.hpp"
-#include "wrap/core/driver.hpp"
+#include "wrap/core/confirm_state.hpp"
+#include "wrap/core/op_adapter.hpp"
 
 namespace cohort::wrap::deferred {
 
-/// COHORT_CONFIRM_WINDOW: calls that may be unconfirmed per communicator, 1 .. kMaxWindow (63); 1 confirms
-/// every collective before it returns (cohort's behaviour before windows). Read once.
-int window();
-/// COHORT_CONFIRM_MAX_BYTES: the largest payload (bytes per rank) confirmed late; 0 .. 1 MiB.
-long max_bytes();
-/// Reads both at MPI_Init: an invalid value stops the rank with one line naming the variable. With W > 1
+/// Reads COHORT_CONFIRM_WINDOW and COHORT_CONFIRM_MAX_BYTES (confirm_state.hpp) at MPI_Init: an invalid value stops the rank with one line naming the variable. With W > 1
 /// it also registers report_idle() as a progress hook of the detector thread.
 void check_settings();
 /// On the detector thread (detector::add_progress_hook: every 1-5 ms): for each communicator whose
@@ -69,46 +56,9 @@ void check_settings();
 /// stay outside MPI (computing, or waiting for something only another rank's next call brings about)
 /// while the others wait at a settle point for exactly that count: this sends it within a few ms.
 void report_idle();
-/// The tag of count reports on a substitute (above wrap/core/small_coll.hpp's tags, below MPI's minimum
-/// MPI_TAG_UB of 32767).
-constexpr int kReportTag = 32001;
 /// At MPI_Finalize, after its barrier: cancels every communicator's pending receive of reports and lets
 /// their sends go (MPI_Request_free). Not thread-safe against collectives still running.
 void shutdown();
-
-/// One logged call (a replay's material).
-struct Record {
-  Kind kind = Kind::barrier;
-  const char *name = "";                ///< the call ("MPI_Bcast"), for its dead-root policy
-  Policy dead_root = Policy::abort;     ///< its default dead-root policy
-  int root = -1;        ///< alias rank
-  int count = 0, type_index = -1, op_index = -1;
-  int flag = 0;         ///< 2: data is the call's result; 1: data is this rank's input; 0: nothing
-  std::vector<char> data;
-};
-
-/// One count report in flight: the count, and its sends to every other member.
-struct SentReport {
-  std::uint64_t count = 0;
-  std::vector<MPI_Request> reqs;
-};
-
-/// The window of one communicator (owned by its Alias) and the count reports that confirm it.
-struct State {
-  State();
-  ~State();  ///< cancels the pending receive of reports (the alias is being freed)
-  std::recursive_mutex mu;  // (a replay inside run() notes its agreement's span: note_span)
-  ConfirmWindowT<Record> win;
-  const Substitute *report_sub = nullptr;  ///< the substitute the reports below travel on
-  MPI_Request report_recv = MPI_REQUEST_NULL;  ///< MPI_ANY_SOURCE, tag kReportTag, into report_in
-  std::uint64_t report_in = 0;
-  std::vector<std::uint64_t> heard;  ///< per rank of report_sub: the highest count it reported
-  std::deque<std::unique_ptr<SentReport>> sent;  ///< reports whose sends may still be active
-  std::atomic<bool> counted{false};  ///< counted in g_unsettled (changed under mu; read by settle_all)
-  std::uint64_t idle_seen = ~0ULL;  ///< win.completed() at the detector thread's last look (report_idle)
-  Watch watch;                       ///< what a call's wait watches: a member of watch_sub failed
-  const Substitute *watch_sub = nullptr;  ///< (made again only when the substitute changes: not per call)
-};
 
 /// Runs a deferrable blocking collective (call.defer set): deferred when the rules above allow, else
 /// through wrap::run. Returns as wrap::run.
@@ -118,12 +68,5 @@ int run(Alias &alias, const CallDesc &call, PostFn post);
 void settle(Alias &alias);
 /// settle() on every communicator with pending confirmations except `except`.
 void settle_all(const Alias *except);
-/// Agrees on the first `words` words of *code over comm's survivors (repair::agree, one word after the
-/// other): on return each of those words is the survivors' AND, and *failed the union of the agreed failed
-/// sets (ranks of comm, ascending). Returns MPI_SUCCESS or the first agreement's error. Collective over comm.
-int agree_code(MPI_Comm comm, AgreementCode *code, int words, std::vector<int> *failed);
-/// A counts-mode agreement of the driver (wrap/core/collective_op.hpp use_counts) read `span` on alias: the
-/// calls in it that this rank has not completed become replays.
-void note_span(Alias &alias, const CompletedSpan &span);
 
 }  // namespace cohort::wrap::deferred

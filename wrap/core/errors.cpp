@@ -167,6 +167,14 @@ void set_world_ft_attribute() {
 #endif
 }
 
+int raise_error(MPI_Comm comm, const char *call) {
+  int code = err_proc_failed_code();
+  COHORT_LOG_INFO("%s: a rank it needs has failed (policy error, code %d of class %d)", call, code,
+                  err_proc_failed());
+  call_errhandler(comm, code);
+  return code;
+}
+
 }  // namespace cohort::wrap
 
 extern "C" int cohort_mpix_ft(void) { return cohort::wrap::g_ft_keyval.load(); }

@@ -58,4 +58,8 @@ void copy_errhandler(MPI_Comm from, MPI_Comm to);
 /// failure class is logged with cohort's text first (MPICH's own message would say "Unknown error class").
 void call_errhandler(MPI_Comm comm, int code);
 
+/// Applies `error`: calls comm's error handler with err_proc_failed_code() (of class err_proc_failed())
+/// and returns that code.
+int raise_error(MPI_Comm comm, const char *call);
+
 }  // namespace cohort::wrap

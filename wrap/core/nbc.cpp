@@ -9,9 +9,6 @@
 #include "wrap/core/progress.hpp"
 
 namespace cohort::wrap::nbc {
-namespace detail {
-std::atomic<int> in_flight{0};
-}
 namespace {
 
 // What the program's request reports when it completes: the code, and the bytes its status counts.
@@ -81,7 +78,7 @@ void finish(Op &op) {
   if (op.freed) PMPI_Request_free(&op.grequest);
   // NOTE: an abandoned request may still read what the posts gave MPI: never free it.
   if (op.adapter && op.adapter->abandoned()) (void)op.state.release();
-  detail::in_flight.fetch_sub(1, std::memory_order_relaxed);
+  g_ops_in_flight.fetch_sub(1, std::memory_order_relaxed);
 }
 
 // One pass over the operations (g_drive held): the oldest unfinished one of each alias (its turn) takes
@@ -144,6 +141,9 @@ Op *find(MPI_Request req) {
   return nullptr;
 }
 
+// Every wait drives the operations in flight (wrap/core/progress.hpp).
+[[maybe_unused]] const bool g_driven = (set_in_flight_driver(&progress), true);
+
 }  // namespace
 
 int start(Alias &alias, const CallDesc &call, std::unique_ptr<OpState> state, OwnedPostFn post) {
@@ -160,7 +160,7 @@ int start(Alias &alias, const CallDesc &call, std::unique_ptr<OpState> state, Ow
   }
   *call.request = op->grequest;
   Driving d;
-  detail::in_flight.fetch_add(1, std::memory_order_relaxed);
+  g_ops_in_flight.fetch_add(1, std::memory_order_relaxed);
   g_ops.push_back(std::move(op));
   advance();  // posts it if it is the alias's turn, and moves it as far as it goes
   return MPI_SUCCESS;
@@ -176,7 +176,7 @@ int start_local(LocalStep step, MPI_Request *request) {
   }
   *request = op->grequest;
   Driving d;
-  detail::in_flight.fetch_add(1, std::memory_order_relaxed);
+  g_ops_in_flight.fetch_add(1, std::memory_order_relaxed);
   g_ops.push_back(std::move(op));
   advance();
   return MPI_SUCCESS;
@@ -222,6 +222,6 @@ bool release(MPI_Request *req) {
   return true;
 }
 
-int in_flight() { return detail::in_flight.load(); }
+int in_flight() { return g_ops_in_flight.load(); }
 
 }  // namespace cohort::wrap::nbc

@@ -34,7 +34,10 @@
 #include <functional>
 #include <memory>
 
-#include "wrap/core/driver.hpp"
+#include "wrap/core/alias.hpp"
+#include "wrap/core/call_desc.hpp"
+#include "wrap/core/op_adapter.hpp"
+#include "wrap/core/progress.hpp"
 
 namespace cohort::wrap::nbc {
 
@@ -68,12 +71,8 @@ using LocalStep = std::function<bool(int *rc)>;
 /// calls as the collectives'. Returns MPI_SUCCESS, or MPI_Grequest_start's error code.
 int start_local(LocalStep step, MPI_Request *request);
 
-namespace detail {
-extern std::atomic<int> in_flight;
-}
-
 /// Operations not yet done (any alias). One relaxed load: the per-call check of the wait/test wrappers.
-inline bool any_in_flight() { return detail::in_flight.load(std::memory_order_relaxed) != 0; }
+inline bool any_in_flight() { return g_ops_in_flight.load(std::memory_order_relaxed) != 0; }
 
 /// Advances every operation as far as it goes without waiting (in order on each alias; agreements and
 /// shrinks, which are collective, run to their end). Returns at once when another thread is driving them or

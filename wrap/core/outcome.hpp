@@ -19,7 +19,7 @@ inline Step next_step(bool all_completed, bool failures_agreed, int attempt, int
   return attempt < sub_size ? Step::shrink_then_retry : Step::give_up;
 }
 
-// ---- The confirmed fast path and its window (driver.cpp) ----
+// ---- The confirmed fast path and its window (op_adapter.cpp) ----
 // Without a known failure, a collective is confirmed by an MPI_Ibarrier posted once the rank's own request
 // completed: its completion proves that every member completed the call, and the rank returns without the
 // fault-tolerant agreement. A failure during that barrier leaves some ranks past call j (at j + 1) and

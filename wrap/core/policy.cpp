@@ -15,7 +15,6 @@
 #include "detector/env.hpp"
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
-#include "wrap/core/errors.hpp"
 #include "detector/world.hpp"
 
 namespace cohort::wrap {
@@ -127,14 +126,6 @@ void stop_job(int code) {
 void abort_job(const char *call, const char *what) {
   log::write(log::Level::error, "%s: %s (policy abort)", call, what);
   stop_job(1);
-}
-
-int raise_error(MPI_Comm comm, const char *call) {
-  int code = err_proc_failed_code();
-  COHORT_LOG_INFO("%s: a rank it needs has failed (policy error, code %d of class %d)", call, code,
-                  err_proc_failed());
-  call_errhandler(comm, code);
-  return code;
 }
 
 }  // namespace cohort::wrap

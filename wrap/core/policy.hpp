@@ -44,8 +44,4 @@ Policy dead_peer_policy(bool send, Policy fallback);
 /// (PMPI_Abort on MPI_COMM_WORLD with errorcode 1; never returns, never hangs).
 [[noreturn]] void abort_job(const char *call, const char *what);
 
-/// Applies `error`: calls comm's error handler with err_proc_failed_code() (of class err_proc_failed())
-/// and returns that code.
-int raise_error(MPI_Comm comm, const char *call);
-
 }  // namespace cohort::wrap

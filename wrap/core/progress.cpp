@@ -9,10 +9,12 @@
 #include <utility>
 
 #include "detector/runtime.hpp"
-#include "wrap/core/nbc.hpp"
 #include "repair/repair.hpp"
 
 namespace cohort::wrap {
+
+std::atomic<int> g_ops_in_flight{0};
+
 namespace {
 
 // NOTE: spin for latency, then yield now and then, then sleep: the detector thread and, when
@@ -62,6 +64,7 @@ class Backoff {
 std::atomic<WaitHook> g_wait_hook{nullptr};
 thread_local const std::function<void()> *t_poll_hook = nullptr;  // ThreadPollHook
 std::atomic<WaitHook> g_join_hook{nullptr};
+std::atomic<WaitHook> g_in_flight_driver{nullptr};
 
 template <typename Test>
 WaitResult poll(Test test, const Watch &watch) {
@@ -71,7 +74,9 @@ WaitResult poll(Test test, const Watch &watch) {
   for (std::uint64_t polls = 0;; ++polls) {
     // NOTE: every wait in cohort drives the nonblocking collectives in flight (wrap/core/nbc.hpp): a program
     // blocked in any call keeps taking part in their confirmations and agreements.
-    if (nbc::any_in_flight()) nbc::progress();
+    if (g_ops_in_flight.load(std::memory_order_relaxed) != 0) {
+      if (WaitHook drive = g_in_flight_driver.load(std::memory_order_relaxed)) drive();
+    }
     if (test()) return WaitResult::completed;
     if (WaitHook hook = g_wait_hook.load(std::memory_order_relaxed)) hook();
     if (t_poll_hook != nullptr) (*t_poll_hook)();
@@ -147,6 +152,7 @@ ThreadPollHook::~ThreadPollHook() { t_poll_hook = prev_; }
 
 void set_wait_hook(WaitHook hook) { g_wait_hook.store(hook, std::memory_order_release); }
 void set_join_hook(WaitHook hook) { g_join_hook.store(hook, std::memory_order_release); }
+void set_in_flight_driver(WaitHook drive) { g_in_flight_driver.store(drive, std::memory_order_release); }
 
 // NOTE: two threads seeing a new epoch at once both start the grace; either start is as good.
 bool failure_grace_over() {

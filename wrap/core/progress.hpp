@@ -3,6 +3,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <atomic>
 #include <functional>
 
 #include "wrap/core/function_ref.hpp"
@@ -43,8 +44,13 @@ bool failure_grace_over();
 using WaitHook = void (*)();
 void set_wait_hook(WaitHook hook);
 /// Called now and then (every 64th poll) by waits with Watch::join_repairs once a failure is known; null
-/// (the default) for none. wrap/core/driver.cpp sets it to join_repairs. Set once, at MPI_Init.
+/// (the default) for none. register_world (wrap/core/driver.hpp) sets it to join_repairs. Set once, at MPI_Init.
 void set_join_hook(WaitHook hook);
+/// Operations in flight that every wait drives on each poll, before its own test: the nonblocking
+/// collectives (wrap/core/nbc.hpp keeps the count and installs the function that advances them). So a
+/// program blocked in any call keeps taking part in their confirmations and agreements.
+extern std::atomic<int> g_ops_in_flight;
+void set_in_flight_driver(WaitHook drive);
 
 /// While it lives, every wait loop of this thread (wait, wait_all, wait_until) also calls fn once per poll:
 /// a window fence's exchange advances its messages while the fence's confirmation waits (wrap/rma/win.cpp). An

@@ -7,7 +7,7 @@
 #include "detector/env.hpp"
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
-#include "wrap/core/driver.hpp"
+#include "wrap/core/alias.hpp"
 #include "wrap/core/settings.hpp"
 #include "wrap/core/ulfm_mode.hpp"
 #include "wrap/core/reduce_local.hpp"

@@ -518,7 +518,7 @@ int persistent_init(const char *call, InitFn init, p2p::IsendFn isend, const voi
   p.op = p2p::make_op(isend != nullptr ? Dir::send : Dir::recv, peer, tag, comm, call);
   p.buf = const_cast<void *>(buf);
   p.count = count;
-  p.type = p2p::hold_type(type);  // (the program may free a derived datatype once the init call returned)
+  p.type = cohort::wrap::hold_type(type);  // (the program may free a derived datatype once the init call returned)
   p.isend = isend;
   p2p::track_persistent(*req, p);
   return rc;

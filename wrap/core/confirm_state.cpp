@@ -10,6 +10,8 @@
 
 namespace cohort::wrap::deferred {
 
+static_assert(setting::COHORT_CONFIRM_WINDOW.hi == kMaxWindow, "the window's range is its code words' capacity");
+
 State::State() : win(window()) {}
 
 State::~State() {
@@ -19,12 +21,12 @@ State::~State() {
 }
 
 int window() {
-  static const int w = static_cast<int>(read_setting("COHORT_CONFIRM_WINDOW", 1, 1, kMaxWindow));
+  static const int w = static_cast<int>(read_setting(setting::COHORT_CONFIRM_WINDOW));
   return w;
 }
 
 long max_bytes() {
-  static const long b = read_setting("COHORT_CONFIRM_MAX_BYTES", 4096, 0, 1L << 20);
+  static const long b = read_setting(setting::COHORT_CONFIRM_MAX_BYTES);
   return b;
 }
 

@@ -1,10 +1,22 @@
 // Whole-number COHORT_* settings of the wrappers, read once (at MPI_Init, through each module's
 // check_settings): an invalid value stops the rank with one line naming the variable and the rank.
+// Names, defaults and ranges come from the one list, detector/settings.def.
 #pragma once
 #include "detector/env.hpp"
 #include "detector/log.hpp"
 
 namespace cohort::wrap {
+
+namespace setting {
+/// One COHORT_INT row of detector/settings.def.
+struct Int {
+  const char *name;
+  long def, lo, hi;
+};
+#define COHORT_INT(name, scope, def, lo, hi, unit, def_doc, meaning) inline constexpr Int name{#name, def, lo, hi};
+#include "detector/settings.def"
+#undef COHORT_INT
+}  // namespace setting
 
 /// The value of `name` (`fallback` when unset); exits with code 2 and one line when it is not a whole
 /// number in [lo, hi].
@@ -13,5 +25,8 @@ inline long read_setting(const char *name, long fallback, long lo, long hi) {
   if (!v) log::fatal(2, "invalid %s='%s' (expected a whole number in %ld..%ld)", name, env::get(name)->c_str(), lo, hi);
   return *v;
 }
+
+/// The value of setting s, with its declared default and range.
+inline long read_setting(const setting::Int &s) { return read_setting(s.name, s.def, s.lo, s.hi); }
 
 }  // namespace cohort::wrap

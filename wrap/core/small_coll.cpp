@@ -28,12 +28,12 @@ thread_local std::unique_ptr<Op> t_spare[4];  // one per topology::CollKind, so 
 }  // namespace
 
 long max_bytes() {
-  static const long b = read_setting("COHORT_P2P_COLL_MAX_BYTES", 4096, 0, 1L << 20);
+  static const long b = read_setting(setting::COHORT_P2P_COLL_MAX_BYTES);
   return b;
 }
 
 bool confirm_by_messages() {
-  static const bool on = read_setting("COHORT_P2P_CONFIRM", 1, 0, 1) == 1;
+  static const bool on = read_setting(setting::COHORT_P2P_CONFIRM) == 1;
   return on;
 }
 

@@ -21,6 +21,7 @@
 #include "wrap/core/policy.hpp"
 #include "wrap/core/ulfm_mode.hpp"
 #include "wrap/core/progress.hpp"
+#include "wrap/core/settings.hpp"
 #include "wrap/p2p/request_table.hpp"
 
 namespace cohort::wrap::p2p {
@@ -326,14 +327,7 @@ int interrupt(MPI_Request *req, Op &op, MPI_Status *st, ulfm::Failure f, bool ke
 }  // namespace
 
 int send_retries() {
-  static const int n = [] {
-    auto v = env::get_long("COHORT_SEND_RETRIES", 3, 0, 1000);
-    if (!v) {
-      log::fatal(2, "invalid COHORT_SEND_RETRIES='%s' (expected a whole number in 0..1000)",
-                 env::get("COHORT_SEND_RETRIES")->c_str());
-    }
-    return static_cast<int>(*v);
-  }();
+  static const int n = static_cast<int>(read_setting(setting::COHORT_SEND_RETRIES));
   return n;
 }
 

@@ -13,6 +13,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -21,7 +22,9 @@
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/world.hpp"
+#include "repair/group.hpp"
 #include "wrap/calls.h"
+#include "wrap/core/alias.hpp"
 #include "wrap/runtime/init.hpp"
 
 #if defined(COHORT_HAVE_SESSIONS)
@@ -165,3 +168,40 @@ extern "C" int __wrap_MPI_Session_init(MPI_Info, MPI_Errhandler, MPI_Session *) 
 extern "C" int __wrap_MPI_Session_finalize(MPI_Session *) { return MPI_ERR_OTHER; }
 
 #endif
+
+namespace {
+// The int tag of MPI_Comm_create_from_group's string tag: FNV-1a (32 bits) into 2^30..2^31-1, so it never meets
+// a program's MPI_Comm_create_group tag below 2^30 on the same group. Two string tags with the same hash used
+// on the same group by concurrent threads would share one call sequence; MPI asks for distinct tags there.
+int string_tag(const char *tag) {
+  std::uint32_t h = 2166136261u;
+  for (const char *c = tag; *c != '\0'; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
+  return static_cast<int>((h & 0x3fffffffu) | 0x40000000u);
+}
+}  // namespace
+
+// MPI_Comm_create_from_group (MPI 4.0 section 11.4.2; MPICH 4, Open MPI 5): the same liveness discovery as
+// MPI_Comm_create_group over the group's members, also for the group of a session's process set (cohort's
+// world communicator then comes from its own session, above). Its errors go to MPI_COMM_SELF's
+// handler under the World Model (errors not tied to a handle); under the Sessions model alone there is no
+// such handle, and they are returned. The new communicator gets `errhandler` and `info`.
+extern "C" int __wrap_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                                 MPI_Errhandler errhandler, MPI_Comm *newcomm) {
+  cohort::wrap::count_call(cohort::wrap::CallId::MPI_Comm_create_from_group);
+  if (newcomm == nullptr || stringtag == nullptr || !cohort::wrap::running()) {
+    // MPI reports the bad argument; or cohort is not running (a session opened after it stopped).
+#if !defined(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
+    if (&PMPI_Comm_create_from_group == nullptr) return MPI_ERR_OTHER;  // this MPI has no such call
+#endif
+    return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+  }
+  int rc = cohort::repair::group_create(group, string_tag(stringtag), newcomm, nullptr, "MPI_Comm_create_from_group");
+  if (rc != MPI_SUCCESS) {
+    if (cohort::wrap::world_model()) PMPI_Comm_call_errhandler(MPI_COMM_SELF, rc);
+    return rc;
+  }
+  if (info != MPI_INFO_NULL) PMPI_Comm_set_info(*newcomm, info);
+  PMPI_Comm_set_errhandler(*newcomm, errhandler);
+  cohort::wrap::register_alias(*newcomm);
+  return MPI_SUCCESS;
+}

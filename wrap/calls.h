@@ -34,7 +34,7 @@ int PMPI_Session_finalize(MPI_Session *session) __attribute__((weak));
 #define COHORT_WEAK_blocking(name, params)
 #define COHORT_WEAK_nonblocking(name, params)
 #define COHORT_WEAK_persistent(name, params) int P##name params __attribute__((weak));
-#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry) \
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter) \
   COHORT_WEAK_##completion(name, params)
 #include "wrap/calls.def"
 #undef COHORT_CALL
@@ -94,7 +94,7 @@ constexpr Policy policy(std::string_view p) { return p == "skip" ? Policy::skip 
 
 // NOTE: #cls stringizes `one-to-all` as written (no spaces), so the class is compared as text.
 inline constexpr CallInfo kCallInfo[] = {
-#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry) \
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter) \
   {#name,                                                                                       \
    calls_detail::shape(#cls),                                                                   \
    std::string_view(#root) != "none",                                                           \

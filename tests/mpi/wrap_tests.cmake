@@ -47,14 +47,14 @@ foreach(call IN LISTS COHORT_NONBLOCKING_CALLS)
 endforeach()
 # The data-movement ones with a derived datatype that the program frees right after the call returned (as MPI
 # allows; freetype): a retry after a failure posts with cohort's duplicate.
-foreach(call ibcast igather iscatter iallgather igatherv iscatterv iallgatherv ialltoall ialltoallv ialltoallw)
+foreach(call IN LISTS COHORT_NONBLOCKING_DATA_CALLS)
   cohort_mpi_test(wrap.fault.${call}.freetype PART wrap NP 4 TIMEOUT 60 PASS 2
     ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=${call}.posted,hit=2
     COMMAND ${_wf} ${call} freetype root=3 before:2 during:1 none)
 endforeach()
 # The rooted ones with the datatype argument that MPI ignores at a non-root naming no datatype there
 # (ignoredtype): blocking, nonblocking and (where the MPI has them) persistent, never queried by cohort.
-set(_ignoredtype_calls gather scatter gatherv scatterv igather iscatter igatherv iscatterv)
+set(_ignoredtype_calls ${COHORT_ROOTED_POSITIONAL_CALLS})
 if(COHORT_HAVE_PERSISTENT_COLL)
   list(APPEND _ignoredtype_calls "igather persistent" "iscatterv persistent")
 endif()

@@ -358,6 +358,85 @@ bool deferrable(const Alias &alias, const CallDesc &call, const Buffers &b) {
   return true;
 }
 
+
+// Waits until this rank's own request of a deferred call completes (a schedule `op`, else MPI's `req`) or a
+// member of the call's substitute is known dead (st.watch). True when the call broke (a death, a revoke, or
+// a failure MPI itself reported under the ulfm backend); *req_rc is the request's error code, if any.
+// A rank kept waiting here reports its count after kStaleReportUs: a member at a settle point may need
+// exactly that count before it can go on to this very call (wrap/core/confirm_window.hpp, count reports).
+bool wait_own(const Alias &alias, State &st, small::Op *op, MPI_Request *req, int *req_rc) {
+  bool mpi_failure = false;
+  unsigned polls = 0;
+  std::chrono::steady_clock::time_point since{};
+  auto done = [&] {
+    if (op != nullptr) {
+      if (op->test(req_rc)) return true;
+    } else {
+      int flag = 0;
+      int t = PMPI_Test(req, &flag, MPI_STATUS_IGNORE);
+      if (repair::is_failure(t)) {
+        mpi_failure = true;
+      } else if (t != MPI_SUCCESS) {
+        *req_rc = t;
+      }
+      if (t != MPI_SUCCESS || flag) return true;
+    }
+    if (st.win.report_stale() && ++polls % 16 == 0) {
+      auto now = std::chrono::steady_clock::now();
+      if (polls == 16) {
+        since = now;
+      } else if (now - since > std::chrono::microseconds(kStaleReportUs)) {
+        report(alias, st);
+      }
+    }
+    return false;
+  };
+  WaitResult w = wait_until(done, st.watch);
+  return mpi_failure || w == WaitResult::broken || w == WaitResult::revoked;
+}
+
+// Logs call j, completed here, in the window with what a replay needs: its result where this rank has it
+// (Bcast, Allreduce, Reduce at the root), a Reduce's input elsewhere (rec, taken before the post), a
+// blank record for a Barrier.
+void log_completed(const Alias &alias, State &st, const CallDesc &call, const Buffers &b, std::uint64_t j,
+                   Record rec) {
+  const Kind kind = b.kind;
+  st.win.completed(j, all_entered(kind));
+  const bool root = call.root >= 0 && alias_rank(alias) == call.root;
+  if (kind == Kind::bcast || kind == Kind::allreduce || (kind == Kind::reduce && root)) {
+    const int bytes = type_bytes(b.type, b.count);
+    if (rec.flag == 0) rec = blank_record(call, b, kind);  // (else the input's record: its buffer is reused)
+    rec.flag = 2;
+    const char *out = static_cast<const char *>(b.result);
+    rec.data.assign(out, out + bytes);
+  } else if (kind == Kind::barrier) {
+    rec = blank_record(call, b, kind);
+  }
+  st.win.log(j, std::move(rec));
+  mark_unsettled(st);
+}
+
+// After call j was logged: reads the others' reports and sends this rank's count when due, then waits
+// until the window allows the call to return (at most W - 1 unconfirmed). *rc: an agreement's error, if a
+// recovery failed while waiting.
+void keep_window(Alias &alias, State &st, const char *call, std::uint64_t j, int *rc) {
+  // Reports are read when they could confirm more than a completed all-to-all call did and the window is
+  // one call from full (W - 1 unconfirmed: the next call would wait for them), and every 64th call (to
+  // drain stale ones). Each MPI call that finds nothing to do may give up the core when Open MPI runs
+  // oversubscribed: a loop of Barriers at 4 ranks on 2 cores took twice as long with one PMPI_Test per
+  // call here, and a loop of Bcasts at W = 8 took 5.2 us per call reading whenever 2 or more were
+  // unconfirmed, 3.1 us reading at W - 1.
+  if ((st.win.unconfirmed() > 1 && st.win.unconfirmed() >= st.win.size() - 1) || (j & 63) == 0)
+    poll_reports(alias, st);
+  if (st.win.report_due()) report(alias, st);
+  while (!st.win.may_return()) {
+    const std::uint64_t need = st.win.completed() + 1 - static_cast<std::uint64_t>(st.win.size());
+    if (!wait_confirmed(alias, st, need, call, rc)) break;  // recovered: this call completed here
+  }
+  mark_settled(st);
+  if (!st.win.settled()) inject::point("confirm.deferred");
+}
+
 }  // namespace
 
 void shutdown() {
@@ -492,36 +571,7 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
       st.watch_sub = sub;
     }
     req_rc = MPI_SUCCESS;
-    bool mpi_failure = false;  // MPI itself reported a failure (the ulfm backend)
-    // A rank kept waiting here reports its count after kStaleReportUs: a member at a settle point may need
-    // exactly that count before it can go on to this very call (wrap/core/confirm_window.hpp, count reports).
-    unsigned polls = 0;
-    std::chrono::steady_clock::time_point since{};
-    auto done = [&] {
-      if (op) {
-        if (op->test(&req_rc)) return true;
-      } else {
-        int flag = 0;
-        int t = PMPI_Test(&req, &flag, MPI_STATUS_IGNORE);
-        if (repair::is_failure(t)) {
-          mpi_failure = true;
-        } else if (t != MPI_SUCCESS) {
-          req_rc = t;
-        }
-        if (t != MPI_SUCCESS || flag) return true;
-      }
-      if (st.win.report_stale() && ++polls % 16 == 0) {
-        auto now = std::chrono::steady_clock::now();
-        if (polls == 16) {
-          since = now;
-        } else if (now - since > std::chrono::microseconds(kStaleReportUs)) {
-          report(alias, st);
-        }
-      }
-      return false;
-    };
-    WaitResult w = refused ? WaitResult::broken : wait_until(done, st.watch);
-    const bool broken = mpi_failure || w == WaitResult::broken || w == WaitResult::revoked;
+    const bool broken = refused || wait_own(alias, st, op.get(), &req, &req_rc);
     p2p_error = op != nullptr && req_rc != MPI_SUCCESS;
     if (op && !broken) small::release(std::move(op));
     if (op) small::lose(std::move(op));  // broken: MPI may still use its buffers
@@ -535,34 +585,8 @@ int run(Alias &alias, const CallDesc &call, PostFn post) {
   }
 
   // Completed here: log what a replay needs, report the count when due, return if the window allows.
-  st.win.completed(j, all_entered(kind));
-  const bool root = call.root >= 0 && alias_rank(alias) == call.root;
-  if (kind == Kind::bcast || kind == Kind::allreduce || (kind == Kind::reduce && root)) {
-    const int bytes = type_bytes(b.type, b.count);
-    if (rec.flag == 0) rec = blank_record(call, b, kind);  // (else the input's record: its buffer is reused)
-    rec.flag = 2;
-    const char *out = static_cast<const char *>(b.result);
-    rec.data.assign(out, out + bytes);
-  } else if (kind == Kind::barrier) {
-    rec = blank_record(call, b, kind);
-  }
-  st.win.log(j, std::move(rec));
-  mark_unsettled(st);
-  // Reports are read when they could confirm more than a completed all-to-all call did and the window is
-  // one call from full (W - 1 unconfirmed: the next call would wait for them), and every 64th call (to
-  // drain stale ones). Each MPI call that finds nothing to do may give up the core when Open MPI runs
-  // oversubscribed: a loop of Barriers at 4 ranks on 2 cores took twice as long with one PMPI_Test per
-  // call here, and a loop of Bcasts at W = 8 took 5.2 us per call reading whenever 2 or more were
-  // unconfirmed, 3.1 us reading at W - 1.
-  if ((st.win.unconfirmed() > 1 && st.win.unconfirmed() >= st.win.size() - 1) || (j & 63) == 0)
-    poll_reports(alias, st);
-  if (st.win.report_due()) report(alias, st);
-  while (!st.win.may_return()) {
-    const std::uint64_t need = st.win.completed() + 1 - static_cast<std::uint64_t>(st.win.size());
-    if (!wait_confirmed(alias, st, need, call.name, &rc)) break;  // recovered: this call completed here
-  }
-  mark_settled(st);
-  if (!st.win.settled()) inject::point("confirm.deferred");
+  log_completed(alias, st, call, b, j, std::move(rec));
+  keep_window(alias, st, call.name, j, &rc);
   if (req_rc != MPI_SUCCESS) {
     return p2p_error ? raise_p2p_test_error(alias.handle(), req_rc) : raise_test_error(alias.handle(), req_rc);
   }

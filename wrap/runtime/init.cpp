@@ -1,5 +1,6 @@
 // MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort: start and stop cohort around the MPI library (the
-// World Model); wrap/runtime/session.cpp starts and stops it under the Sessions model with the same functions.
+// World Model); wrap/runtime/session.cpp starts and stops it under the Sessions model with the same functions
+// (wrap/runtime/lifecycle.hpp).
 #include <mpi.h>
 
 #include <signal.h>
@@ -25,7 +26,7 @@
 #include "wrap/core/driver.hpp"
 #include "wrap/core/errors.hpp"
 #include "wrap/coll/hierarchy.hpp"
-#include "wrap/runtime/init.hpp"
+#include "wrap/runtime/lifecycle.hpp"
 #include "wrap/core/policy.hpp"
 #include "wrap/p2p/request.hpp"
 #include "wrap/runtime/session.hpp"
@@ -43,130 +44,7 @@ namespace {
 [[gnu::used]] const char kBackendTag[] = "cohort-backend=heartbeat";
 #endif
 
-// Reads every policy variable and COHORT_SEND_RETRIES once, so that an invalid value stops the rank when
-// cohort starts (MPI_Init or MPI_Session_init, `call`) with one line naming the variable and the rank, not
-// later in the middle of a failure. Warns (rank 0 only: every rank has the same environment) about COHORT_*
-// names that cohort does not know.
-void check_settings(int rank, const char *call) {
-  std::vector<std::string> per_call;
-  for (const CallInfo &call : kCallInfo) {
-    if (call.rooted) per_call.push_back(dead_root_variable(call.name));
-  }
-  check_policy_variables(per_call);
-  p2p::send_retries();
-  deferred::check_settings();
-  small::check_settings();
-  ulfm::read_setting();
-  hierarchy::read_setting();
-  if (rank != 0) return;
-  std::vector<std::string> names;
-  for (char **e = environ; *e != nullptr; ++e) {
-    const char *eq = std::strchr(*e, '=');
-    if (eq != nullptr && std::strncmp(*e, "COHORT_", 7) == 0) names.emplace_back(*e, eq - *e);
-  }
-  for (const std::string &w : detector::unknown_variables(names, per_call)) COHORT_LOG_WARN("%s: %s", call, w.c_str());
-}
-
-// Undoes MPICH's SIGUSR1 handler: hydra signals every survivor with SIGUSR1 when a rank ends, and MPICH's
-// handler makes its next progress call ask the process manager, in a blocking PMI read under MPICH's global
-// lock, which ranks died. Cut off from the launcher (a partition: the proxy cannot reach mpiexec), that
-// read never returns, and the detector thread, waiting for the lock, never fences the rank (seen with gdb:
-// hosts.partition_equal, the minority's second rank after the first fenced). cohort learns deaths itself.
-// The handler the program had before MPI_Init is put back; where it had none, SIGUSR1 is ignored (its
-// default action would end the survivors). No-op on other MPIs. `before` is the disposition read before
-// MPI_Init.
-void restore_sigusr1(const struct sigaction &before) {
-#if defined(MPICH)
-  if (before.sa_handler == SIG_DFL && (before.sa_flags & SA_SIGINFO) == 0) {
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGUSR1, &ignore, nullptr);
-  } else {
-    sigaction(SIGUSR1, &before, nullptr);
-  }
-#else
-  (void)before;
-#endif
-}
-
-// The state of the two ways to start MPI (MPI 4.0 section 11.3: a program may use both): whether the World
-// Model is on (MPI_Init returned, MPI_Finalize not yet called), whether MPI_Finalize left the MPI
-// library's own finalize to the end of the last session, and whether cohort ran and stopped. (Atomic: the
-// program's threads may call MPI_Comm_create_from_group, which asks running(), while another one starts.)
-std::atomic<bool> g_world_model{false};
-std::atomic<bool> g_finalize_deferred{false};
-std::atomic<bool> g_running{false};
-std::atomic<bool> g_stopped{false};
-
 }  // namespace
-
-int start(const char *call, int *argc, char ***argv, int *provided, BringUpMpi bring_up) {
-  if (!log::configure_from_env()) {
-    log::fatal(2, "%s: invalid COHORT_LOG (expected error, warn, info or debug)", call);
-  }
-  // NOTE: cohort-run stops the job when a rank ends before its init-done record while another one waits
-  // in MPI_Init (which would otherwise wait for it forever, under both MPIs).
-  run_status::put("init-begin", run_status::launcher_rank(), "");
-  struct sigaction sigusr1_before {};
-  sigaction(SIGUSR1, nullptr, &sigusr1_before);
-  int got = MPI_THREAD_SINGLE;
-  // NOTE: the detector thread calls MPI concurrently with the program, so cohort always asks for
-  // MPI_THREAD_MULTIPLE, whatever the program asked for.
-  int rc = bring_up(argc, argv, &got);
-  if (rc != MPI_SUCCESS) return rc;
-  restore_sigusr1(sigusr1_before);
-  int rank = -1;
-  PMPI_Comm_rank(cohort::world(), &rank);
-  log::set_rank(rank);
-  init_error_classes();
-  check_settings(rank, call);
-  std::vector<std::string> calls;
-  for (const CallInfo &call_info : kCallInfo) calls.emplace_back(call_info.name);
-  inject::declare_calls(std::move(calls));
-  if (got < MPI_THREAD_MULTIPLE) {
-    COHORT_LOG_WARN("%s: MPI provides thread level %d, not MPI_THREAD_MULTIPLE; failure detection is off", call, got);
-  }
-  detector::start(got >= MPI_THREAD_MULTIPLE);
-  run_status::put("init-done", rank, "");
-  inject::hold(true);
-  repair::init();
-  register_world(call);
-  hierarchy::init();
-  inject::hold(false);
-  if (detector::running()) watchdog::start(detector::timeout_ms());
-  if (provided != nullptr) *provided = got;
-  g_running = true;
-  return MPI_SUCCESS;
-}
-
-bool running() { return g_running; }
-
-bool stopped() { return g_stopped; }
-
-bool world_model() { return g_world_model; }
-
-bool finalize_deferred() { return g_finalize_deferred; }
-
-bool failures_seen() {
-  Alias *world = find_alias(cohort::world());
-  return (world != nullptr && world->degraded()) || detector::failure_epoch() > 0 || repair::revoke_seen();
-}
-
-bool stop() {
-  // A survivors-only barrier: no rank tears MPI down while another still talks to it.
-  Alias *world = find_alias(cohort::world());
-  if (world != nullptr) survivors_barrier(*world);
-  deferred::shutdown();  // (pending receives of count reports)
-  // (a revoke leaves requests abandoned on live communicators: Open MPI 4.1's finalize then frees them
-  // under MPI's feet, corrupting its heap)
-  bool failures = failures_seen();
-  repair::finalize();
-  detector::stop();
-  g_running = false;
-  g_stopped = true;
-  return failures;
-}
 
 namespace {
 
@@ -192,9 +70,9 @@ int init_world_after_session(int *argc, char ***argv, int *provided) {
 
 int init_common(int *argc, char ***argv, int *provided) {
   int rc = MPI_SUCCESS;
-  if (g_running) {
+  if (running()) {
     rc = init_world_after_session(argc, argv, provided);
-  } else if (g_stopped) {
+  } else if (stopped()) {
     // NOTE: cohort's detector and repair start once per process; MPI after its last finalize runs unprotected.
     COHORT_LOG_WARN("MPI_Init: cohort stopped at an earlier finalize; MPI runs without cohort from here on");
     return PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided);
@@ -202,7 +80,7 @@ int init_common(int *argc, char ***argv, int *provided) {
     rc = start("MPI_Init", argc, argv, provided, init_world_thread);
   }
   if (rc != MPI_SUCCESS) return rc;
-  g_world_model = true;
+  set_world_model(true);
   // NOTE: the last thing before the program runs: a test can kill a rank before it does any work of its
   // own, which a timed kill cannot promise (the timer starts inside this MPI_Init).
   inject::point("init.done");
@@ -230,11 +108,11 @@ extern "C" int __wrap_MPI_Finalize(void) {
   count_call(CallId::MPI_Finalize);
   namespace wrap = cohort::wrap;
   if (!wrap::running()) return PMPI_Finalize();
-  wrap::g_world_model = false;
+  wrap::set_world_model(false);
   if (wrap::session::open_count() > 0) {
     // NOTE: the program's sessions still use MPI and cohort: the MPI library's finalize of the World Model
     // waits for the last MPI_Session_finalize, which stops cohort first (MPI 4.0 section 11.3).
-    wrap::g_finalize_deferred = true;
+    wrap::defer_finalize();
     return MPI_SUCCESS;
   }
   // NOTE: once a rank has died, MPICH's PMPI_Finalize hangs, and Open MPI's hangs now and then (its

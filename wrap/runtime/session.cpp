@@ -25,7 +25,7 @@
 #include "repair/group.hpp"
 #include "wrap/calls.h"
 #include "wrap/core/alias.hpp"
-#include "wrap/runtime/init.hpp"
+#include "wrap/runtime/lifecycle.hpp"
 
 #if defined(COHORT_HAVE_SESSIONS)
 
@@ -67,7 +67,7 @@ int comm_from_pset(const char *pset, const char *tag, MPI_Comm *out) {
   return rc;
 }
 
-// cohort's session and its world and self communicators (BringUpMpi of wrap/runtime/init.hpp).
+// cohort's session and its world and self communicators (BringUpMpi of wrap/runtime/lifecycle.hpp).
 int open_own(int * /*argc*/, char *** /*argv*/, int *provided) {
   MPI_Info info = MPI_INFO_NULL;
   PMPI_Info_create(&info);

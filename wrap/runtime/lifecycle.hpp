@@ -4,6 +4,7 @@
 // stops at the last finalize.
 #pragma once
 #include <mpi.h>
+#include <signal.h>
 
 namespace cohort::wrap {
 
@@ -24,6 +25,14 @@ bool running();        ///< started and not stopped
 bool stopped();        ///< started once and stopped since: cohort does not start twice in a process
 bool world_model();    ///< MPI_Init returned and MPI_Finalize was not called yet
 bool finalize_deferred();  ///< MPI_Finalize left PMPI_Finalize to the last MPI_Session_finalize
-bool failures_seen();  ///< a rank failed or a communicator was revoked (stop() would return true)
+bool failures_seen();
+/// The World Model starts (MPI_Init returned: on) or ends (MPI_Finalize called: off).
+void set_world_model(bool on);
+/// MPI_Finalize leaves the MPI library's own finalize to the last MPI_Session_finalize.
+void defer_finalize();
+
+/// Undoes MPICH's SIGUSR1 handler after the MPI library started (see lifecycle.cpp); `before` is the
+/// disposition read before it started. No-op on other MPIs.
+void restore_sigusr1(const struct sigaction &before);  ///< a rank failed or a communicator was revoked (stop() would return true)
 
 }  // namespace cohort::wrap

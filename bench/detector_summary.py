@@ -38,7 +38,7 @@ for (mpi, n, p, t), rs in sorted(groups.items()):
 if os.path.exists(f"{out}/detector_pidfd.csv"):
     print("\n## Crash detection by pidfd (SIGKILL -> last survivor notified, one host, 100/1000 ms)\n")
     print("The observer on the victim's host watches its process (`COHORT_PIDFD=on`, the default) or waits for "
-          "the heartbeat timeout (`off`); runs alternate on/off, side by side. Target (issue 16): <= 20 ms.\n")
+          "the heartbeat timeout (`off`); runs alternate on/off, side by side. Target: <= 20 ms.\n")
     print("| MPI | N | runs on/off | on: last survivor ms (median, max) | off: (median, max) | off/on (medians) | on within 20 ms |")
     print("|---|---|---|---|---|---|---|")
     pg = defaultdict(lambda: defaultdict(list))
@@ -87,7 +87,7 @@ hosts_table("detector_hosts.csv",
             " 12-15; MPICH 4 = 2 x 2). *rank_observer_same_host*: the victim's observer is on its host (pidfd);"
             " *rank_observer_other_host*: the victim is its host's last rank, its observer on the next host; its host's"
             " first rank watches its process too (before that: heartbeats only, about the timeout); *host_lost*: every process of the host SIGKILLed from outside, times since that kill, a survivor"
-            " counted when it knew every rank of the host failed. Targets (issue 16): SIGKILL <= 20 ms; lost host <="
+            " counted when it knew every rank of the host failed. Targets: SIGKILL <= 20 ms; lost host <="
             " timeout + 2 x period = 1200 ms.\n")
 hosts_table("detector_hosts-before-fix.csv",
             "\n## On 4 namespace hosts, before the lost-host probe (scripts/cohort-hosts, 100/1000 ms)\n\n"

@@ -1,4 +1,4 @@
-// Non-collective creation (issue 11) beside the raw call, interleaved in one run. CSV rows on stdout
+// Non-collective creation beside the raw call, interleaved in one run. CSV rows on stdout
 // (rank 0), prefixed `csv,`:
 //
 //   group_bench free [reps]   the group is every rank: raw PMPI_Comm_create_group vs cohort's

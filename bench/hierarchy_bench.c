@@ -1,4 +1,4 @@
-/* Legio's hierarchy at run time (issue 16): run under COHORT_HIERARCHY=off and =K side by side
+/* Legio's hierarchy at run time: run under COHORT_HIERARCHY=off and =K side by side
  * (bench/run_hierarchy.sh). Rows on stdout, prefixed `csv,`:
  *
  *   hierarchy_bench free REPS   one MPI_Allreduce of one long on MPI_COMM_WORLD, REPS times after a warm-up;

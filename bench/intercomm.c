@@ -1,4 +1,4 @@
-/* Intercommunicator collectives (issue 11): cohort's (run on the union of both groups, packed blocks) beside
+/* Intercommunicator collectives: cohort's (run on the union of both groups, packed blocks) beside
  * raw MPI's on an intercommunicator made with PMPI_Intercomm_create, fault-free, in one run. Even world
  * ranks against odd ones. Prints one CSV line per call at world rank 0: call,ranks,raw_us,cohort_us,ratio
  * (the slowest rank's mean time per call; rounds of each alternate so that both see the same machine).

@@ -21,7 +21,7 @@
  * (MPI_SUM of doubles), MPI_Gather and MPI_Gatherv (root 0, every rank's block of the size at its offset),
  * MPI_Allgather and MPI_Alltoall (a block of the size from/to every rank), and MPI_Iallreduce+Wait
  * (MPI_Iallreduce then MPI_Wait, as MPI_Allreduce; its nb floors are MPI_Allreduce's); sizes 8 B and 64 KiB
- * (per block for the gathers and Alltoall). Then (issue 12):
+ * (per block for the gathers and Alltoall). Then:
  *   MPI_Put+Win_fence  8 B and 64 KiB: each rank puts to its right neighbour, then fences. real: PMPI_Put and
  *                      PMPI_Win_fence on a window made with PMPI_Win_create on world_dup; wrapped: a window
  *                      from MPI_Win_create on MPI_COMM_WORLD (cohort's); nb: cohort's design on a raw window

@@ -1,4 +1,4 @@
-// Repair benchmarks (issue 4). Writes CSV rows to stdout (rank 0), prefixed `csv,`:
+// Repair benchmarks. Writes CSV rows to stdout (rank 0), prefixed `csv,`:
 //
 //   repair_bench free [reps]   fault-free latency, interleaved in one run on MPI_COMM_WORLD:
 //                              MPI_Allreduce of one int, repair::agree, MPI_Comm_dup, repair::shrink,

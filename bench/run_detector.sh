@@ -3,10 +3,10 @@
 # bench/results/detector_summary.md.
 #   1. real detection latency: kill one rank, time until the last survivor learned it (Open MPI N=4,8,16;
 #      MPICH N=4), for period/timeout 50/500 and 100/1000, REPS runs each;
-#   1b. crash detection by pidfd (issue 16): SIGKILL one rank, time until the last survivor learned it, with
+#   1b. crash detection by pidfd: SIGKILL one rank, time until the last survivor learned it, with
 #      COHORT_PIDFD=on and off side by side (Open MPI N=16, MPICH N=4; default period/timeout 100/1000),
 #      PIDFD_REPS runs each, alternating on and off; bench/results/detector_pidfd.csv;
-#   1c. on 4 namespace hosts (issue 16; scripts/cohort-hosts, needs root): Open MPI 16 ranks as 4 x 4, MPICH
+#   1c. on 4 namespace hosts (scripts/cohort-hosts, needs root): Open MPI 16 ranks as 4 x 4, MPICH
 #      4 ranks as 2 x 2; SIGKILL of one rank whose observer is on its host (pidfd) and of a host's last
 #      rank (its observer is on the next host: heartbeats), and a lost host (every process of it SIGKILLed
 #      from outside, its MPI daemon included; Open MPI only: hydra ends the job then); HOSTS_REPS runs each;

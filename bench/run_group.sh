@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Non-collective creation (issue 11): cohort's group shrink (what the wrapped MPI_Comm_create_group runs)
+# Non-collective creation: cohort's group shrink (what the wrapped MPI_Comm_create_group runs)
 # beside the raw PMPI_Comm_create_group in the same run, without and with one dead member, at 2-8 ranks of
 # Open MPI and 2-4 of MPICH; then the creation's simulated message count at 10^4 members. Needs
 # `scripts/build openmpi` and `scripts/build mpich` first.

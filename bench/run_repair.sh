@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Repair benchmarks (issue 4): fault-free agree and shrink beside MPI_Allreduce (one int) and MPI_Comm_dup
+# Repair benchmarks: fault-free agree and shrink beside MPI_Allreduce (one int) and MPI_Comm_dup
 # in the same run, at 4, 8, 16 ranks of Open MPI and 4 of MPICH; the repair time after k = 1, 2, N/2
 # ranks die; the agreement state machine alone up to 10^5 members. Needs `scripts/build openmpi` and
 # `scripts/build mpich` first.

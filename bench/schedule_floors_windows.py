@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summary of bench/schedule_floors runs at several windows W (issue 14): the floor of deferred
+"""Summary of bench/schedule_floors runs at several windows W: the floor of deferred
 confirmation's messages (p2p schedule + count reports, no cohort bookkeeping) beside MPI's blocking call.
   bench/schedule_floors_windows.py CSV > SUMMARY.md
 CSV: schedule_floors rows "mpi,ranks,variant,us" (variants "p2p <call>+reports W=<w>" for each W run).

@@ -1,4 +1,4 @@
-/* checkpoint: a solver that checkpoints into one shared file (issue 12's "real use" of MPI-IO).
+/* checkpoint: a solver that checkpoints into one shared file (the "real use" of MPI-IO).
  *
  * Each rank relaxes its own block of a 1-D heat equation (Jacobi sweeps, ends held fixed) and every step
  * the ranks sum their residuals with MPI_Allreduce. Every K steps each rank writes its state with

@@ -1,4 +1,4 @@
-/* MPI-IO through cohort (issue 12): fault-free equivalence with the raw calls, and the file calls with
+/* MPI-IO through cohort: fault-free equivalence with the raw calls, and the file calls with
  * ranks killed before and during them; the file is read back and checked byte for byte.
  *
  *   file_faults PATH equiv

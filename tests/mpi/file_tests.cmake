@@ -1,4 +1,4 @@
-# --- files (issue 12): MPI-IO on protected communicators. Files live under the build tree (a local file
+# --- files: MPI-IO on protected communicators. Files live under the build tree (a local file
 # system with POSIX locks, which ROMIO's shared file pointer of the raw comparison needs).
 cohort_test_program(file_faults file_faults.c)
 set(_files ${CMAKE_CURRENT_BINARY_DIR}/files)

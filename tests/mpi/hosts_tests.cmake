@@ -1,4 +1,4 @@
-# --- the multi-host bed (issue 16): ranks on network-namespace hosts of scripts/cohort-hosts, label `hosts`;
+# --- the multi-host bed: ranks on network-namespace hosts of scripts/cohort-hosts, label `hosts`;
 # a lost host, a partition (link down), equal sides. Needs root and netns: otherwise SKIPPED (exit 77).
 # Open MPI 4.1: 4 hosts x 2 ranks. MPICH: 4 hosts x 1 rank, equal sides 2 x 2 (tests <= 4 ranks), no lost-host tests:
 # hydra 4.0.2's mpiexec asserts (`control_cb ... assert (!closed) failed`, pm/pmiserv/pmiserv_cb.c:206)

@@ -1,4 +1,4 @@
-# --- wrap: intercommunicators (issue 11, tests/mpi/wrap_intercomm.c): even world ranks against odd ones.
+# --- wrap: intercommunicators (tests/mpi/wrap_intercomm.c): even world ranks against odd ones.
 # Fault-free equivalence with raw MPI; ranks killed before the creation, inside it, right after it
 # (a non-leader, a leader, one per side) and inside a collective. 4 ranks at most (MPICH). ---
 cohort_test_program(wrap_intercomm wrap_intercomm.c)

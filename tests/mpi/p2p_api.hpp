@@ -22,7 +22,7 @@ struct P2pApi {
   int (*request_free)(MPI_Request *);
   int (*probe)(int, int, MPI_Comm, MPI_Status *);
   int (*iprobe)(int, int, MPI_Comm, int *, MPI_Status *);
-  // the send modes and MPI_Sendrecv_replace (issue 10)
+  // the send modes and MPI_Sendrecv_replace
   int (*ssend)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
   int (*rsend)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
   int (*bsend)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
@@ -33,7 +33,7 @@ struct P2pApi {
   int (*testany)(int, MPI_Request *, int *, int *, MPI_Status *);
   int (*testsome)(int, MPI_Request *, int *, int *, MPI_Status *);
   int (*waitsome)(int, MPI_Request *, int *, int *, MPI_Status *);
-  // requests, matched probes and persistent requests (issue 10)
+  // requests, matched probes and persistent requests
   int (*request_get_status)(MPI_Request, int *, MPI_Status *);
   int (*cancel)(MPI_Request *);
   int (*mprobe)(int, int, MPI_Comm, MPI_Message *, MPI_Status *);

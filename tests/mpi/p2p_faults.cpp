@@ -441,7 +441,7 @@ void during() {
   TEST_PASS("peers killed during the call");
 }
 
-// As during(), with the calls of issue 10: rank 1 dies inside its MPI_Start of a persistent 4 MiB send
+// As during(), with persistent requests and matched probes: rank 1 dies inside its MPI_Start of a persistent 4 MiB send
 // to rank 0 (hook send.posted), rank 2 inside its MPI_Start of a persistent receive from rank 0 (hook
 // recv.posted). Rank 0 takes rank 1's message with MPI_Mprobe + MPI_Mrecv (the probe may match a
 // transfer that the death cuts), then sends to rank 2 with MPI_Send_init + MPI_Start + MPI_Wait.

@@ -1,4 +1,4 @@
-# Point-to-point and requests (issue 6). Included from tests/mpi/CMakeLists.txt.
+# Point-to-point and requests. Included from tests/mpi/CMakeLists.txt.
 function(cohort_p2p_program name)
   cohort_test_program(${name} ${ARGN})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
@@ -85,7 +85,7 @@ cohort_mpi_test(p2p.waitall_two_of_four_peers_die_error PART wrap NP 5 NP_MPICH 
   ENV ${P2P_HB} COHORT_ON_DEAD_PEER=error P2P_SEND=error P2P_RECV=error COMMAND $<TARGET_FILE:p2p_faults> waitall)
 # Issue 10: persistent requests, MPI_Mprobe/MPI_Mrecv, MPI_Cancel and MPI_Request_get_status with dead
 # peers (the dead_peer and delivered scenarios above cover them too).
-# Persistent requests are cohort's own (issue 13): also under the ulfm backend, where Open MPI 5 frees a
+# Persistent requests are cohort's own: also under the ulfm backend, where Open MPI 5 frees a
 # persistent request that it fails, the program's handles stay valid.
 cohort_mpi_test(p2p.persistent_killed_during_start PART wrap NP 4 TIMEOUT 60 PASS 2
   ENV ${P2P_HB} ${P2P_NO_CMA} COHORT_ON_DEAD_PEER=skip

@@ -1,4 +1,4 @@
-# --- preload (issue 15): programs that were not relinked, run with `cohort-run --preload` ---
+# --- preload: programs that were not relinked, run with `cohort-run --preload` ---
 # Every test here carries the label `preload` (cohort_mpi_test PRELOAD, or set below).
 
 # The recursion guarantee and the generated entry points, on the built files (no launch).

@@ -1,4 +1,4 @@
-// Non-collective creation over a group's live members (issue 11, repair/liveness.hpp) through the
+// Non-collective creation over a group's live members (repair/liveness.hpp) through the
 // wrapped MPI_Comm_create_group, and the group agreement (cohort_group_agree), on real ranks.
 //
 // The group G is world ranks g-1, g-2, ..., 0 (descending, g = n/2 + 1); the other ranks are outsiders.

@@ -1,4 +1,4 @@
-/* Topologies made from a communicator that has already lost ranks (issue 35, point 14): the topology is the
+/* Topologies made from a communicator that has already lost ranks: the topology is the
  * one the program asked for, as if made just before the deaths, each dead rank a hole (wrap/topo/process_topology.cpp).
  *
  *   topology_holes CONSTRUCTOR V[+W]

@@ -1,4 +1,4 @@
-# ULFM's API (issue 13): the ULFM-style programs of ulfm_api.c. Heartbeat builds (MPICH, Open MPI 4.1): linked
+# ULFM's API: the ULFM-style programs of ulfm_api.c. Heartbeat builds (MPICH, Open MPI 4.1): linked
 # with cohort, whose MPIX_* they call. The ulfm build (Open MPI 5 --with-ft=ulfm): the same source built
 # natively (-DULFM_NATIVE, MPI only, no cohort), as the reference the cohort runs are held to.
 # ulfm_program(target source label): the executable of a ULFM program, linked with cohort in the heartbeat

@@ -1,4 +1,4 @@
-/* One-sided communication through cohort (issue 12): fault-free equivalence with the raw calls, and fence
+/* One-sided communication through cohort: fault-free equivalence with the raw calls, and fence
  * and lock epochs with ranks killed before and during them; every survivor checks its window.
  *
  *   win_faults equiv

@@ -1,4 +1,4 @@
-# --- windows (issue 12): one-sided communication on protected communicators ---
+# --- windows: one-sided communication on protected communicators ---
 cohort_test_program(win_faults win_faults.c)
 set(_wf $<TARGET_FILE:win_faults>)
 cohort_mpi_test(win.equiv_4 PART win NP 4 TIMEOUT 90 PASS 4 COMMAND ${_wf} equiv)

@@ -1,4 +1,4 @@
-# --- deferred confirmation (issue 14, wrap/core/deferred.hpp): a loop of small Barrier/Bcast/Reduce/Allreduce
+# --- deferred confirmation (wrap/core/deferred.hpp): a loop of small Barrier/Bcast/Reduce/Allreduce
 # (tests/mpi/wrap_window.c) with a rank killed while calls are unconfirmed, at COHORT_CONFIRM_WINDOW 1, 2,
 # 4, 15 (the largest with a one-int agreement code), 40 (three ints) and 63 (the largest, four): right after it returned from its 5th call with a confirmation pending (hook confirm.deferred; at
 # W = 1, where nothing is left pending, inside its 5th confirming barrier), a Bcast root that runs ahead of

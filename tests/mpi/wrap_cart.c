@@ -1,4 +1,4 @@
-/* Cartesian communicators (issue 11): MPI_Cart_create, MPI_Cart_sub and the queries.
+/* Cartesian communicators: MPI_Cart_create, MPI_Cart_sub and the queries.
  *
  *   wrap_cart equiv        fault-free: for 1-, 2- and 3-dimensional grids, periodic or not, every query
  *                          (coords of every rank, rank of every point and of wrapped points, every shift

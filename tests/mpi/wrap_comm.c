@@ -1,4 +1,4 @@
-/* The communicator constructors and queries beyond dup/split (issue 11): MPI_Comm_create,
+/* The communicator constructors and queries beyond dup/split: MPI_Comm_create,
  * MPI_Comm_split_type, MPI_Comm_idup, MPI_Comm_dup_with_info, MPI_Comm_compare, MPI_Comm_group,
  * MPI_Comm_disconnect.
  *

@@ -1,4 +1,4 @@
-/* Errors of the MPI library reach the program's error handler (issue 17, item 1).
+/* Errors of the MPI library reach the program's error handler.
  *   wrap_errors bcast-truncate   rank 0 broadcasts 8 ints, the others receive with count 4: MPI reports a
  *                                truncation on each receiver, whose MPI_Bcast must return that error after
  *                                calling the error handler of MPI_COMM_WORLD once. The receivers then exit

@@ -1,4 +1,4 @@
-/* Intercommunicators (issue 11): MPI_Intercomm_create between the even and the odd world ranks (local
+/* Intercommunicators: MPI_Intercomm_create between the even and the odd world ranks (local
  * leader: each side's first rank; peer communicator MPI_COMM_WORLD), the queries, point-to-point, the
  * collectives Barrier, Bcast, Allreduce, Reduce, Gather, Scatter, Allgather, Alltoall (MPI_ROOT /
  * MPI_PROC_NULL root conventions, both directions), MPI_Intercomm_merge and MPI_Comm_free.

@@ -1,4 +1,4 @@
-/* Distributed graphs and the neighbourhood collectives (issue 11).
+/* Distributed graphs and the neighbourhood collectives.
  *
  *   wrap_neighbor equiv        fault-free: MPI_Neighbor_allgather(v) and MPI_Neighbor_alltoall(v,w) on
  *                              Cartesian grids (periodic or not: with 4 ranks a periodic 2x2 grid has every

@@ -98,14 +98,14 @@ cohort_mpi_test(wrap.nbc.mixed_killed_during PART wrap NP 4 TIMEOUT 60 PASS 2
   ENV ${_wrap_hb} COHORT_ON_DEAD_PEER_RECV=skip COHORT_INJECT_FAILURE=rank=1,at=iallreduce.posted,hit=2
   COMMAND $<TARGET_FILE:wrap_nbc> 2)
 
-# --- wrap: MPI_Comm_create/split_type/idup/dup_with_info/compare/group/disconnect (issue 11): fault-free
+# --- wrap: MPI_Comm_create/split_type/idup/dup_with_info/compare/group/disconnect: fault-free
 # equivalence with raw MPI, and on a degraded MPI_COMM_WORLD (the fault matrix above covers deaths during) ---
 cohort_test_program(wrap_comm wrap_comm.c)
 cohort_mpi_test(wrap.comm.equiv PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND $<TARGET_FILE:wrap_comm> equiv)
 cohort_mpi_test(wrap.comm.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_comm> degraded 2)
 
-# --- wrap: Cartesian communicators (issue 11): queries as raw MPI's, a dead rank in the grid, a death in
+# --- wrap: Cartesian communicators: queries as raw MPI's, a dead rank in the grid, a death in
 # MPI_Cart_create ---
 cohort_test_program(wrap_cart wrap_cart.c)
 cohort_mpi_test(wrap.cart.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 LABELS topology COMMAND $<TARGET_FILE:wrap_cart> equiv)
@@ -119,7 +119,7 @@ cohort_mpi_test(wrap.cart.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 LABELS top
 cohort_mpi_test(wrap.cart.sub_during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=cart_sub.posted COMMAND $<TARGET_FILE:wrap_cart> sub_during)
 
-# --- wrap: distributed graphs and neighbourhood collectives (issue 11) ---
+# --- wrap: distributed graphs and neighbourhood collectives ---
 cohort_test_program(wrap_neighbor wrap_neighbor.c)
 cohort_mpi_test(wrap.neighbor.equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 LABELS topology COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
 cohort_mpi_test(wrap.neighbor.equiv_3 PART wrap NP 3 TIMEOUT 60 PASS 3 LABELS topology COMMAND $<TARGET_FILE:wrap_neighbor> equiv)
@@ -128,7 +128,7 @@ cohort_mpi_test(wrap.neighbor.degraded PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS t
 cohort_mpi_test(wrap.neighbor.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 LABELS topology ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_neighbor> degraded 1+2)
 # Under the ulfm backend Open MPI 5 fails the exchange's requests to the killed rank itself, and refuses to
-# cancel a receive it failed (issue 13): wrap/topo/process_topology.cpp takes both as that peer's missing block.
+# cancel a receive it failed: wrap/topo/process_topology.cpp takes both as that peer's missing block.
 cohort_mpi_test(wrap.neighbor.during PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS topology ENV ${_wrap_hb}
   COHORT_INJECT_FAILURE=rank=1,at=neighbor_alltoall.posted COMMAND $<TARGET_FILE:wrap_neighbor> during 1)
 # The same with the nonblocking neighbourhood collectives (all five in flight, MPI_Waitall or MPI_Testall).
@@ -255,7 +255,7 @@ cohort_mpi_test(examples.histogram_one_killed PART examples NP 4 TIMEOUT 60
   "^round [0-9]+ of 12: 3 of 4 ranks contributed$"
   COMMAND $<TARGET_FILE:histogram> 12 2000)
 
-# --- examples: stencil2d (issue 11), 2x2 ranks: fault-free, and with ranks killed before or during an
+# --- examples: stencil2d, 2x2 ranks: fault-free, and with ranks killed before or during an
 # iteration, every survivor's tile and the residual equal a serial computation of the degraded problem ---
 cohort_test_program(examples_stencil2d examples_stencil2d.c)
 target_link_libraries(examples_stencil2d PRIVATE stencil2d_kernel m)
@@ -281,12 +281,12 @@ endif()
 cohort_test_program(wrap_abort wrap_abort.c)
 cohort_mpi_test(wrap.abort_stops_job PART wrap NP 4 TIMEOUT 60 EXIT 3 PASS 0 COMMAND $<TARGET_FILE:wrap_abort>)
 
-# --- wrap: MPI's own errors reach the program's error handler (issue 17, item 1) ---
+# --- wrap: MPI's own errors reach the program's error handler ---
 cohort_test_program(wrap_errors wrap_errors.c)
 cohort_mpi_test(wrap.bcast_truncation_is_an_error PART wrap NP 4 TIMEOUT 60 PASS 4 ENV ${_wrap_hb}
   COMMAND $<TARGET_FILE:wrap_errors> bcast-truncate)
 
-# --- wrap: a rank blocked in an unwrapped call after a failure says which call (issue 17, item 9) ---
+# --- wrap: a rank blocked in an unwrapped call after a failure says which call ---
 cohort_test_program(wrap_unwrapped wrap_unwrapped.c)
 if(COHORT_MPI_NAME STREQUAL "mpich")
   set(_unwrapped_wait 12)  # the watchdog speaks after 3 x the 2 s timeout

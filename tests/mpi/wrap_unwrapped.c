@@ -1,4 +1,4 @@
-/* The unwrapped-call watchdog (issue 17, item 9). Rank 2 is killed by COHORT_INJECT_FAILURE (set by the
+/* The unwrapped-call watchdog. Rank 2 is killed by COHORT_INJECT_FAILURE (set by the
  * test). Rank 0 then calls MPI_Win_create_dynamic, a collective that cohort does not wrap, alone (rank 2 is
  * dead, the others never call it): it waits forever. cohort must log one line naming MPI_Win_create_dynamic (the test's
  * EXPECT). Ranks 1 and 3 wait

@@ -406,7 +406,7 @@ TEST(DetectorMachine, EventDrivenTicksFindTheSame) {
   expect_nothing_more(net, {7, 8, 40});
 }
 
-// ---- process exit of a same-host emitter (issue 16: the runtime's pidfd watch) ----
+// ---- process exit of a same-host emitter (the runtime's pidfd watch) ----
 namespace {
 SimConfig watching(int n) {
   SimConfig c = config(n);

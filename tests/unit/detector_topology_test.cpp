@@ -123,7 +123,7 @@ TEST(DetectorTopology, LiveRingWithOneOrNoLivePosition) {
   EXPECT_EQ(ring.step(0, 1), -1);
 }
 
-// ---- host-grouped ring (issue 16: each observer on its emitter's host wherever possible) ----
+// ---- host-grouped ring (each observer on its emitter's host wherever possible) ----
 using cohort::topology::host_indices;
 using cohort::topology::host_ring_order;
 

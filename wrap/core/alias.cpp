@@ -196,7 +196,7 @@ Alias *adopt_alias(std::unique_ptr<Alias> a, bool private_substitute) {
   // register_world), never on the program's communicator: on a 2x2 Cartesian grid whose Allreduce was
   // repaired on the grid itself (ULFM failed its libnbc request, then agree/shrink on the grid), the
   // survivors hung right after: one in the Allreduce, the others in the next halo exchange on the grid,
-  // waiting for it (issue 13). Costs one MPIX_Comm_shrink per communicator the program creates.
+  // waiting for it. Costs one MPIX_Comm_shrink per communicator the program creates.
   private_substitute = true;
 #endif
   int inter = 0;

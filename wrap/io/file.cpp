@@ -1,4 +1,4 @@
-// MPI-IO files that survive failures (issue 12; Legio, Rocco et al. 2021, sections 3.6 and 4.2.5).
+// MPI-IO files that survive failures (Legio, Rocco et al. 2021, sections 3.6 and 4.2.5).
 //
 // The plan: cohort opens the program's file over MPI_COMM_SELF on every rank, and that per-rank handle is
 // the one the program holds. MPI-IO then never communicates on the program's behalf: a read, a write, a

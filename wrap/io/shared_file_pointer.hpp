@@ -1,4 +1,4 @@
-// The shared file pointer of a file opened on a protected communicator (issue 12): its state and the two
+// The shared file pointer of a file opened on a protected communicator: its state and the two
 // ways it moves, without I/O (wrap/io/file.cpp reads and writes the state in a side file under an fcntl lock).
 //
 // ROMIO keeps the shared pointer in a hidden file under fcntl locks (adio/common/ad_get_sh_fp.c); so does

@@ -1,4 +1,4 @@
-// The RMA operations of one fence epoch, carried as two-sided messages (issue 12). Pure data: no MPI, no
+// The RMA operations of one fence epoch, carried as two-sided messages. Pure data: no MPI, no
 // threads; unit-tested in tests/unit/wrap_rma_log_test.cpp.
 //
 // Why: MPI's only remote completion (MPI_Win_flush, MPI_Win_unlock, MPI_Win_fence) never returns when its

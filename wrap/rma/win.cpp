@@ -1,4 +1,4 @@
-// One-sided communication that survives failures (issue 12; Legio, Rocco et al. 2021, sections 3.7 and
+// One-sided communication that survives failures (Legio, Rocco et al. 2021, sections 3.7 and
 // 4.2.6: windows as aliases of substitutes).
 //
 // The plan, built around what hangs on these MPIs (wrap/rma/helper_thread.hpp): any RMA synchronisation whose

@@ -1,4 +1,4 @@
-/* ULFM conformance suite (issue 35): one subtest per normative statement of the User Level Failure
+/* ULFM conformance suite: one subtest per normative statement of the User Level Failure
  * Mitigation chapter that cohort implements, written from the specification, not from cohort's code.
  *
  * Sources of the statements (cited per subtest below as "ULFM <section>"):

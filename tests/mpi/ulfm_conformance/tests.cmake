@@ -1,4 +1,4 @@
-# ULFM conformance suite (issue 35; docs/ulfm-conformance.md maps each statement of the ULFM chapter to its
+# ULFM conformance suite (docs/ulfm-conformance.md maps each statement of the ULFM chapter to its
 # test). One program, conformance.c, one subtest per statement, 4 ranks. Heartbeat builds (MPICH, Open MPI
 # 4.1): linked with cohort, whose MPIX_* it calls (label ulfm_conformance). The ulfm build (Open MPI 5
 # --with-ft=ulfm): the same source built natively (-DULFM_NATIVE, MPI only), labels ulfm_conformance and
@@ -55,7 +55,7 @@ conformance_test(failure_notification.any_source_blocking 3 killed any_source_bl
 conformance_test(failure_notification.errhandler_on_one_rank 4 none errhandler_mixed)
 # Issue 35 item 8: the returned code is the class constant.
 conformance_test(failure_notification.error_code_is_class 3 killed error_code ${_conf_delay})
-# ULFM 17.2.1: MPI_Finalize completes without calling MPI_COMM_WORLD's error handler (issue 35 item 4).
+# ULFM 17.2.1: MPI_Finalize completes without calling MPI_COMM_WORLD's error handler.
 conformance_test(startup_finalize.no_errhandler_call 4 none finalize none ${_conf_delay})
 conformance_test(startup_finalize.no_errhandler_call_after_death 3 killed finalize 3 ${_conf_delay})
 
@@ -70,7 +70,7 @@ endforeach()
 foreach(k recv isend barrier ibarrier allreduce)
   conformance_test(comm_revoke.interrupts_with_dead_member.${k} 3 killed comm_revoke ${k} 3 ${_conf_delay})
 endforeach()
-# ... on an intercommunicator, both sides (issue 35 item 2).
+# ... on an intercommunicator, both sides.
 foreach(k recv send irecv isend barrier ibarrier)
   conformance_test(comm_revoke.intercomm_interrupts.${k} 4 none inter_revoke ${k})
 endforeach()
@@ -91,7 +91,7 @@ conformance_test(comm_agree.dead_unacknowledged.during 3 killed agree_dead durin
 conformance_test(comm_agree.dead_unacknowledged.iagree 3 killed agree_dead before ${_conf_delay} iagree)
 conformance_test(comm_agree.acknowledged_by_some_only 3 killed agree_partial_ack ${_conf_delay})
 
-# ULFM 17.3.1 MPI_COMM_SHRINK: membership, order, and the reduction over the live ranks (issue 35 item 7).
+# ULFM 17.3.1 MPI_COMM_SHRINK: membership, order, and the reduction over the live ranks.
 conformance_test(comm_shrink.no_failure 4 none comm_shrink none ${_conf_delay})
 conformance_test(comm_shrink.one_dead 3 killed comm_shrink 1 ${_conf_delay})
 conformance_test(comm_shrink.two_dead 2 killed comm_shrink 1+3 ${_conf_delay})
@@ -104,7 +104,7 @@ conformance_test(comm_ack_failed.get_failed 2 killed ack_failed ${_conf_delay})
 conformance_test(ft_attribute.mpix_ft 4 none ft_attribute)
 conformance_test(mpi5_names.present 4 none mpi5_names)
 
-# Stress (issue 35): 100 rounds of each repair call with 4 MiB requests pending (issue 35 item 3).
+# Stress: 100 rounds of each repair call with 4 MiB requests pending.
 foreach(mode revoke agree shrink)
   conformance_test(stress.${mode} 4 none TIMEOUT 300 stress ${mode} 100)
   conformance_test(stress.${mode}.deaths 2 killed TIMEOUT 300 stress ${mode} 100 3@30 1@60)

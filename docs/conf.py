@@ -2,6 +2,7 @@
 # python3-myst-parser and furo). Built by scripts/docs with warnings as errors.
 project = "cohort"
 author = "the cohort authors"
+copyright = "2026, the cohort authors"
 extensions = ["myst_parser"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"

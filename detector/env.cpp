@@ -12,6 +12,22 @@ std::optional<std::string> get(const char *name) {
   return std::string(v);
 }
 
+std::string printable(const std::string &text) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
 std::optional<long> parse_long(const std::string &text, long lo, long hi) {
   if (text.empty()) return std::nullopt;
   errno = 0;

@@ -10,6 +10,10 @@ namespace cohort::env {
 /// The variable's value, or nullopt when unset or empty.
 std::optional<std::string> get(const char *name);
 
+/// `text` with every control character (bytes below 0x20 and 0x7f) written as \xNN, so that a value
+/// quoted in a message keeps the message on one line.
+std::string printable(const std::string &text);
+
 /// Parses a whole decimal integer in [lo, hi]. Returns nullopt on junk, overflow or out of range.
 std::optional<long> parse_long(const std::string &text, long lo, long hi);
 

@@ -96,7 +96,7 @@ std::string validate(const std::vector<Entry> &entries, int world_size, const st
     }
     if (!e.at.empty() && std::find(hooks.begin(), hooks.end(), e.at) == hooks.end()) {
       std::string near = env::closest(e.at, hooks);
-      return "unknown hook '" + e.at + "'" + (near.empty() ? std::string() : " (did you mean " + near + "?)");
+      return "unknown hook '" + env::printable(e.at) + "'" + (near.empty() ? std::string() : " (did you mean " + near + "?)");
     }
   }
   return "";
@@ -109,7 +109,7 @@ std::string parse(const std::string &text, std::vector<Entry> *out) {
     Entry e;
     std::vector<int> ranks;
     std::string err = parse_entry(part, &e, &ranks);
-    if (!err.empty()) return "entry '" + part + "': " + err;
+    if (!err.empty()) return env::printable("entry '" + part + "': " + err);
     for (int r : ranks) {
       e.rank = r;
       out->push_back(e);

@@ -11,7 +11,7 @@ namespace {
 bool read_long(const char *name, long fallback, long lo, long hi, const char *unit, long *out, std::string *err) {
   auto v = env::get_long(name, fallback, lo, hi);
   if (!v) {
-    *err = std::string("invalid ") + name + "='" + env::get(name).value_or("") + "' (expected " + unit + " in " +
+    *err = std::string("invalid ") + name + "='" + env::printable(env::get(name).value_or("")) + "' (expected " + unit + " in " +
            std::to_string(lo) + ".." + std::to_string(hi) + ")";
     return false;
   }
@@ -72,7 +72,7 @@ std::string load_settings(Settings *s) {
   if (!read_long(COHORT_IDLE_POLL_US.name, std::max(COHORT_IDLE_POLL_US.def, s->poll_us), s->poll_us, COHORT_IDLE_POLL_US.hi, "µs", &s->idle_poll_us, &err))
     return err;
   if (auto b = env::get("COHORT_BCAST")) {
-    if (!topology::parse_bcast(*b, &s->bcast)) return "invalid COHORT_BCAST='" + *b + "' (expected chord, bmg or hba)";
+    if (!topology::parse_bcast(*b, &s->bcast)) return "invalid COHORT_BCAST='" + env::printable(*b) + "' (expected chord, bmg or hba)";
   }
   if (!read_int(COHORT_RING_SHUFFLE, "0 or 1", &shuffle, &err)) return err;
   if (!read_int(COHORT_RING_SEED, "an integer", &seed, &err)) return err;
@@ -82,7 +82,7 @@ std::string load_settings(Settings *s) {
     } else if (*p == "off" || *p == "0") {
       s->pidfd = false;
     } else {
-      return "invalid COHORT_PIDFD='" + *p + "' (expected on or off)";
+      return "invalid COHORT_PIDFD='" + env::printable(*p) + "' (expected on or off)";
     }
   }
   s->shuffle = shuffle != 0;

@@ -197,6 +197,9 @@ void Engine::on_receive(int from, const char *data, std::size_t len) {
   }
   auto m = c.member_of.find(from);
   if (m == c.member_of.end()) return;
+  // NOTE: decode cannot know the communicator's size; a member number beyond it (a confused or malicious
+  // peer) would index the member table when the set is merged into a view.
+  if (!w.msg.failed.empty() && w.msg.failed.back() >= static_cast<int>(c.world.size())) return;
   deliver(w.comm, c, w.instance, m->second, w.msg);
   drain();
 }

@@ -7,6 +7,26 @@
 
 namespace cohort::topology {
 
+namespace {
+// The value with its control characters as \xNN, so that the error stays one line (detector/env.hpp's
+// printable; topology does not depend on the detector).
+std::string printable(const char *text) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  for (; *text != '\0'; ++text) {
+    auto c = static_cast<unsigned char>(*text);
+    if (c >= 0x20 && c != 0x7f) {
+      out += *text;
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+}  // namespace
+
 bool parse_hierarchy(const char *text, HierarchySpec *spec, std::string *error) {
   *spec = HierarchySpec{};
   if (text == nullptr || *text == '\0' || std::strcmp(text, "off") == 0) return true;
@@ -21,7 +41,7 @@ bool parse_hierarchy(const char *text, HierarchySpec *spec, std::string *error) 
     spec->k = static_cast<int>(k);
     return true;
   }
-  *error = std::string("invalid COHORT_HIERARCHY='") + text + "' (expected off, host or a local group size K >= 2)";
+  *error = std::string("invalid COHORT_HIERARCHY='") + printable(text) + "' (expected off, host or a local group size K >= 2)";
   return false;
 }
 

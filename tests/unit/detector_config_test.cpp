@@ -86,6 +86,17 @@ TEST_F(DetectorSettings, EachInvalidValueIsNamed) {
   }
 }
 
+// A value quoted in a message keeps it on one line (fuzz/settings, fuzz/inject_failure).
+TEST_F(DetectorSettings, ControlCharactersInAValueAreEscaped) {
+  setenv("COHORT_BCAST", "ring\nfake: line", 1);
+  Settings s;
+  EXPECT_EQ(load_settings(&s), "invalid COHORT_BCAST='ring\\x0afake: line' (expected chord, bmg or hba)");
+  std::vector<cohort::inject::Entry> e;
+  std::string err = cohort::inject::parse("rank=1,after_ms=1\r\n", &e);
+  EXPECT_EQ(err.find_first_of("\r\n"), std::string::npos) << err;
+  EXPECT_NE(err.find("\\x0d\\x0a"), std::string::npos) << err;
+}
+
 TEST(DetectorInject, TimedEntries) {
   std::vector<cohort::inject::Entry> e;
   ASSERT_EQ(cohort::inject::parse("rank=3,after_ms=2000", &e), "");

@@ -54,6 +54,28 @@ TEST(RepairWire, RejectsMalformedMessages) {
   EXPECT_FALSE(decode(bad.data(), bad.size(), &out));
 }
 
+// A member number beyond the communicator (decode cannot know its size) is dropped, not merged into a
+// view whose members index the member table (fuzz/repair_wire).
+TEST(RepairWire, EngineDropsMembersBeyondTheCommunicator) {
+  Engine e(0, 2);
+  e.add_comm(7, {0, 1, 2, 3});
+  std::uint64_t inst = e.start_agree(7, 1);
+  e.take_sends();
+  Wire w;
+  w.kind = Wire::kAgree;
+  w.comm = 7;
+  w.instance = inst;
+  w.msg = AgreeMsg{AgreeMsg::kView, 0, RankSet{2, 4000}};
+  std::vector<char> b = encode(w);
+  e.on_receive(1, b.data(), b.size());
+  EXPECT_TRUE(e.take_learned().empty());
+  EXPECT_FALSE(e.is_failed(2));
+  w.msg.failed = RankSet{2};
+  b = encode(w);
+  e.on_receive(1, b.data(), b.size());
+  EXPECT_EQ(e.take_learned(), std::vector<int>{2});
+}
+
 // k engines (world ranks 0..k-1) over a network that delivers in a seeded random order.
 class Net {
  public:

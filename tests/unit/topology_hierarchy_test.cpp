@@ -47,7 +47,7 @@ TEST(HierarchyParse, AcceptsOffHostAndK) {
 
 TEST(HierarchyParse, RejectsBadValuesWithOneLine) {
   HierarchySpec s;
-  for (const char *bad : {"1", "0", "-4", "4x", "hosts", "on", " 4", "99999999999"}) {
+  for (const char *bad : {"1", "0", "-4", "4x", "hosts", "on", " 4", "99999999999", "4\n", "\nhost"}) {
     std::string err;
     EXPECT_FALSE(parse_hierarchy(bad, &s, &err)) << bad;
     EXPECT_THAT(err, ::testing::HasSubstr("COHORT_HIERARCHY"));

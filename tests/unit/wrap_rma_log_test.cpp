@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -110,6 +111,30 @@ TEST(RmaLog, OperationOutsideTheWindowIsSkippedAndItsReplyKeepsItsSize) {
   EXPECT_NE(error.find("outside"), std::string::npos) << error;
   EXPECT_EQ(reply.size(), 2 * sizeof(long));
   EXPECT_EQ(w.cells[7], 3);  // the next operation still applies
+}
+
+// A header from a confused or malicious origin: a count or displacement far beyond the window neither
+// allocates a reply of that size nor overflows the displacement (fuzz/rma_log).
+TEST(RmaLog, OperationLargerThanTheWindowStopsTheWalkWithoutItsReply) {
+  Window w;
+  std::vector<char> log, reply;
+  long v = 3;
+  append(&log, Kind::get, kLong, 0, 1 << 30, 0, nullptr, 0);
+  append(&log, Kind::put, kLong, 0, 1, 0, &v, sizeof v);
+  std::string error = apply(log.data(), log.size(), w.mem(), longs(), &reply);
+  EXPECT_NE(error.find("larger than the target's window"), std::string::npos) << error;
+  EXPECT_TRUE(reply.empty());
+  EXPECT_EQ(w.cells[0], 0);
+  log.clear();
+  append(&log, Kind::get, kLong, 0, -1, 0, nullptr, 0);
+  error = apply(log.data(), log.size(), w.mem(), longs(), &reply);
+  EXPECT_NE(error.find("negative count"), std::string::npos) << error;
+  EXPECT_TRUE(reply.empty());
+  log.clear();
+  append(&log, Kind::put, kLong, 0, 1, INT64_MAX / 2, &v, sizeof v);
+  error = apply(log.data(), log.size(), w.mem(), longs(), &reply);
+  EXPECT_NE(error.find("outside"), std::string::npos) << error;
+  EXPECT_EQ(bulk_regions(log.data(), log.size(), w.mem(), longs()).size(), 0u);
 }
 
 TEST(RmaLog, UndefinedOperationAndUnknownDatatypeAreReported) {

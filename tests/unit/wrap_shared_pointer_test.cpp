@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 using namespace cohort::wrap::shfp;
 
 TEST(SharedPointer, EncodesAndDecodes) {
@@ -21,6 +23,18 @@ TEST(SharedPointer, RejectsForeignBytes) {
   unsigned char b[kBytes] = {};
   State t;
   EXPECT_FALSE(decode(b, &t));
+}
+
+// A corrupt side file's pointer near 2^63 would overflow the next move (fuzz/shared_pointer_state).
+TEST(SharedPointer, RejectsAPointerBeyondAnyFile) {
+  unsigned char b[kBytes];
+  State t;
+  encode(State{INT64_MAX, 3, 0}, b);
+  EXPECT_FALSE(decode(b, &t));
+  encode(State{5, 3, -1}, b);
+  EXPECT_FALSE(decode(b, &t));
+  encode(State{kMaxPointer, 3, 0}, b);
+  EXPECT_TRUE(decode(b, &t));
 }
 
 TEST(SharedPointer, IndependentTakesAreDisjointAndContiguous) {

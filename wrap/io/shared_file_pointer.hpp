@@ -32,11 +32,17 @@ inline void encode(const State &s, unsigned char out[kBytes]) {
   std::memcpy(out, w, kBytes);
 }
 
-/// False if the bytes are not a state cohort wrote (a foreign or truncated side file).
+/// Largest pointer a state may hold (etypes): 4 EiB at one byte per etype, past any file system; a larger
+/// or negative one is a corrupt side file, and moving it would overflow.
+constexpr std::int64_t kMaxPointer = std::int64_t{1} << 62;
+
+/// False if the bytes are not a state cohort wrote (a foreign, truncated or corrupt side file).
 inline bool decode(const unsigned char in[kBytes], State *s) {
   std::uint64_t w[4];
   std::memcpy(w, in, kBytes);
   if (w[0] != kMagic) return false;
+  auto valid = [](std::uint64_t v) { return v <= static_cast<std::uint64_t>(kMaxPointer); };
+  if (!valid(w[1]) || !valid(w[3])) return false;
   s->value = static_cast<std::int64_t>(w[1]);
   s->seq = w[2];
   s->before = static_cast<std::int64_t>(w[3]);

@@ -36,9 +36,10 @@ namespace {
 
 // The byte offset of an operation's target span in mem, or -1 when the span is not inside it.
 std::int64_t span_offset(const Header &h, std::size_t span, const Memory &mem) {
+  // NOTE: the displacement is bounded before the multiplication, which could overflow for a peer's junk.
+  if (h.disp < 0 || mem.disp_unit <= 0 || h.disp > mem.size / mem.disp_unit) return -1;
   std::int64_t offset = h.disp * mem.disp_unit;
-  if (h.disp < 0 || offset < 0 || static_cast<std::uint64_t>(offset) + span > static_cast<std::uint64_t>(mem.size))
-    return -1;
+  if (static_cast<std::uint64_t>(offset) + span > static_cast<std::uint64_t>(mem.size)) return -1;
   return offset;
 }
 
@@ -92,7 +93,16 @@ std::string apply(const char *log, std::size_t len, const Memory &mem, const App
     at += static_cast<std::size_t>(h.bytes);
     Kind kind = static_cast<Kind>(h.kind);
     std::size_t elem = fx.elem_size(h.type);
-    std::size_t span = kind == Kind::compare_and_swap ? elem : static_cast<std::size_t>(h.count) * elem;
+    std::size_t span = kind == Kind::compare_and_swap ? elem : static_cast<std::size_t>(h.count < 0 ? 0 : h.count) * elem;
+    // NOTE: an operation that could never fit (a negative count, a span beyond the whole window) has no
+    // reply layout worth keeping: its zeros would be as large as the count says (gigabytes from one
+    // header). The walk stops there; the origin's remaining fetches read zeros (its reply is shorter).
+    if (h.count < 0 || span > static_cast<std::uint64_t>(mem.size)) {
+      fail(h.count < 0 ? "negative count; the rest of the log is dropped"
+                       : "larger than the target's window; the rest of the log is dropped",
+           h);
+      return error;
+    }
     std::size_t want_reply = reply_bytes(kind, h.count, elem);
     std::size_t reply_at = reply->size();
     reply->resize(reply_at + want_reply, 0);

@@ -1,4 +1,4 @@
-// The RMA log of one fence epoch (wrap/rma_log.hpp: bulk_regions and apply), as received from an origin
+// The RMA log of one fence epoch (wrap/rma/rma_log.hpp: bulk_regions and apply), as received from an origin
 // rank, applied to a target window of 256 bytes. Input: one byte choosing the displacement unit, then the
 // log. Every region and every write must stay inside the window; the reply must have the size the origin
 // expects.
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "wrap/rma_log.hpp"
+#include "wrap/rma/rma_log.hpp"
 
 using namespace cohort::wrap::rma_log;
 

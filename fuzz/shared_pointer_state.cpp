@@ -1,10 +1,10 @@
 // The shared file pointer's state as read from its side file, written by any rank of the file's
-// communicator (wrap/shared_pointer.hpp: shfp::decode). Input: the file's bytes (only exactly kBytes
-// are decoded: wrap/file.cpp treats a short read as an error).
+// communicator (wrap/io/shared_file_pointer.hpp: shfp::decode). Input: the file's bytes (only exactly kBytes
+// are decoded: wrap/io/file.cpp treats a short read as an error).
 #include <cstdint>
 #include <cstdlib>
 
-#include "wrap/shared_pointer.hpp"
+#include "wrap/io/shared_file_pointer.hpp"
 
 using namespace cohort::wrap::shfp;
 

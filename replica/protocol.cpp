@@ -109,18 +109,25 @@ void Endpoint::propose(std::uint64_t event, Decision &d, std::vector<Wire> *out)
   d.proposed_by_me = true;
   d.commit_sent = false;
   d.acks.clear();
-  for (int t : live_twins()) {
+  std::vector<int> twins = live_twins();
+  to_twins(Wire::propose, event, d, twins, out);
+  counters_.proposals_sent += twins.size();
+  try_commit(event, d, out);
+}
+
+// One message of this kind about this decision to each of the twins.
+void Endpoint::to_twins(Wire::Kind kind, std::uint64_t event, const Decision &d, const std::vector<int> &twins,
+                        std::vector<Wire> *out) const {
+  for (int t : twins) {
     Wire m;
-    m.kind = Wire::propose;
+    m.kind = kind;
     m.from = self_;
     m.to = t;
     m.event = event;
     m.epoch = d.epoch;
     m.outcome = d.outcome;
     out->push_back(m);
-    ++counters_.proposals_sent;
   }
-  try_commit(event, d, out);
 }
 
 void Endpoint::try_commit(std::uint64_t event, Decision &d, std::vector<Wire> *out) {
@@ -130,17 +137,8 @@ void Endpoint::try_commit(std::uint64_t event, Decision &d, std::vector<Wire> *o
     if (!d.acks.count(t)) return;  // never waits for a dead twin: replica_died re-checks
   d.committed = true;
   d.commit_sent = true;
-  for (int t : twins) {
-    Wire m;
-    m.kind = Wire::commit;
-    m.from = self_;
-    m.to = t;
-    m.event = event;
-    m.epoch = d.epoch;
-    m.outcome = d.outcome;
-    out->push_back(m);
-    ++counters_.commits_sent;
-  }
+  to_twins(Wire::commit, event, d, twins, out);
+  counters_.commits_sent += twins.size();
 }
 
 Death Endpoint::replica_died(int w, std::vector<Wire> *out) {

@@ -176,6 +176,8 @@ class Endpoint {
   };
   void propose(std::uint64_t event, Decision &d, std::vector<Wire> *out);
   void try_commit(std::uint64_t event, Decision &d, std::vector<Wire> *out);
+  void to_twins(Wire::Kind kind, std::uint64_t event, const Decision &d, const std::vector<int> &twins,
+                std::vector<Wire> *out) const;
   std::vector<int> live_twins() const;
 
   const Placement *p_;

@@ -19,3 +19,13 @@ cohort_mpi_test(wrap.intercomm.killed_during PART wrap NP 4 TIMEOUT 60 PASS 3 EN
   COHORT_ON_DEAD_PEER=skip COHORT_INJECT_FAILURE=rank=1,at=allgather.posted COMMAND ${_ic} during 1)
 cohort_mpi_test(wrap.intercomm.two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
   COHORT_ON_DEAD_PEER=skip COMMAND ${_ic} before 1+2)
+# The nonblocking twins of the collectives (cohort's own on the union), all in flight at once.
+cohort_mpi_test(wrap.intercomm.nb_equiv_4 PART wrap NP 4 TIMEOUT 60 PASS 4 COMMAND ${_ic} equiv nb)
+cohort_mpi_test(wrap.intercomm.nb_killed_before PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COHORT_ON_DEAD_PEER=skip COMMAND ${_ic} before 2 nb)
+cohort_mpi_test(wrap.intercomm.nb_leader_killed_before PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COHORT_ON_DEAD_PEER=skip COMMAND ${_ic} before 1 nb)
+cohort_mpi_test(wrap.intercomm.nb_killed_during PART wrap NP 4 TIMEOUT 60 PASS 3 ENV ${_wrap_hb}
+  COHORT_ON_DEAD_PEER=skip COHORT_INJECT_FAILURE=rank=1,at=iallreduce.posted COMMAND ${_ic} during 1 nb)
+cohort_mpi_test(wrap.intercomm.nb_two_killed PART wrap NP 4 TIMEOUT 60 PASS 2 ENV ${_wrap_hb}
+  COHORT_ON_DEAD_PEER=skip COMMAND ${_ic} before 1+2 nb)

@@ -33,6 +33,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,8 +44,10 @@
 #include "repair/group.hpp"
 #include "repair/repair.hpp"
 #include "wrap/comm/comm.hpp"
+#include "wrap/core/datatype_holder.hpp"
 #include "wrap/core/driver.hpp"
 #include "wrap/core/errors.hpp"
+#include "wrap/core/nbc.hpp"
 #include "wrap/core/policy.hpp"
 #include "detector/world.hpp"
 #include "wrap/core/reduce_local.hpp"
@@ -160,6 +164,9 @@ int find_root(const Record &r, CallId id, int root, int bytes, int head[2], bool
 }
 
 char *block_at(std::vector<char> &all, int u, int block) { return all.data() + static_cast<std::size_t>(u) * block; }
+const char *block_at(const std::vector<char> &all, int u, int block) {
+  return all.data() + static_cast<std::size_t>(u) * block;
+}
 
 int bcast(const Record &r, void *buf, int count, MPI_Datatype type, int root) {
   int head[2];
@@ -288,6 +295,300 @@ int alltoall(const Record &r, const void *sendbuf, int sendcount, MPI_Datatype s
                 recvtype);
   }
   return rc;
+}
+
+// ---- the nonblocking collectives ----
+// Each is cohort's own nonblocking collective on the union (wrap/core/nbc.hpp), as the blocking ones are
+// its blocking collectives there: a revoke of either group ends it with MPIX_ERR_REVOKED on both sides, a
+// death is agreed by the union's survivors and the operation posted again over them (ULFM mode: it ends
+// with MPIX_ERR_PROC_FAILED). The blocks are those of the blocking calls; what the program's buffers
+// receive is unpacked when the operation is done, in OpState::finish.
+//
+// A rooted call (Ibcast, Ireduce, Igather, Iscatter) needs the root and the block size first, which the
+// MPI_PROC_NULL ranks do not know. It runs as two operations of the union, both started by the call, so
+// that every member starts the union's operations in the same order: the *header* (an MPI_Iallreduce MAX
+// of [root's union rank, block bytes], whose request cohort frees at once) and the *data* operation, which
+// the program's request completes. An alias posts its operations one after the other (its turn), so the
+// data operation's post runs once the header is done and reads it. The data operation is unrooted for the
+// driver: a root that dies during it is a member death like any other, and the attempt after the repair
+// finds the root missing from the substitute; every survivor then posts a barrier instead and applies the
+// call's dead-root policy, as when the header found the root dead.
+
+// The header of a rooted call: filled by its operation, read by the data operation's posts.
+struct Header {
+  int in[2] = {-1, 0};  // this rank's [union rank if root, else -1; block bytes it knows]
+  int out[2] = {-1, 0};
+  int rc = MPI_SUCCESS;  // the header operation's outcome
+};
+
+class HeaderState : public nbc::OpState {
+ public:
+  explicit HeaderState(std::shared_ptr<Header> h) : h_(std::move(h)) {}
+  void finish(int *rc, MPI_Count *) override { h_->rc = *rc; }
+
+ private:
+  std::shared_ptr<Header> h_;
+};
+
+// What one nonblocking intercommunicator collective keeps until it is done. Buffers that MPI receives into
+// are made once per attempt: a request abandoned by a repair may still write into the earlier ones (and
+// the whole state is then never freed, wrap/core/nbc.hpp).
+struct NbState : nbc::OpState {
+  struct Attempt {
+    std::vector<char> bytes;
+    PositionalLayout layout;
+  };
+  std::shared_ptr<const Record> rec;
+  CallId id = CallId::MPI_Ibarrier;
+  int root_arg = MPI_PROC_NULL;         // the program's root argument (rooted calls)
+  std::shared_ptr<Header> head;         // rooted calls only
+  int block = 0;                        // bytes per member, flag included
+  std::vector<char> mine;               // what this rank sends (one block, or one per union rank)
+  std::deque<Attempt> attempts;
+  bool dead_root = false;               // the last attempt found the root dead
+  std::function<int(const std::vector<char> &)> deliver;  // unpacks the last attempt's bytes
+
+  Attempt &next_attempt(std::size_t bytes) {
+    attempts.emplace_back();
+    attempts.back().bytes.assign(bytes, 0);
+    return attempts.back();
+  }
+  void finish(int *rc, MPI_Count *) override {
+    if (head && head->rc != MPI_SUCCESS) {
+      *rc = head->rc;  // the header failed (ULFM mode): the call's outcome
+      return;
+    }
+    if (*rc != MPI_SUCCESS) return;
+    if (dead_root) {
+      const CallInfo &c = info(id);
+      std::string what = "the root of the intercommunicator collective is dead";
+      if (root_arg >= 0) what = "root " + std::to_string(root_arg) + " of the remote group is dead";
+      Alias *u = find_alias(rec->union_comm);
+      *rc = u == nullptr ? MPI_ERR_OTHER : apply_policy(*u, dead_root_policy(c.name, c.dead_root), c.name, what.c_str());
+      return;
+    }
+    if (deliver && !attempts.empty()) *rc = deliver(attempts.back().bytes);
+  }
+};
+
+// The description of a union operation run for the program's call `id` (its name in log lines and
+// policies); unrooted for the driver (see above).
+CallDesc union_call(CallId id, MPI_Request *request) {
+  CallDesc d = describe(id);
+  d.root = -1;
+  d.output_at_root = false;
+  d.request = request;
+  return d;
+}
+
+// Starts the header of a rooted call on the union: root_bytes is the block size this rank knows (0 for an
+// MPI_PROC_NULL rank). Returns an MPI code.
+int start_header(const Record &r, CallId id, int root, int bytes, const std::shared_ptr<Header> &h) {
+  h->in[0] = root == MPI_ROOT ? r.my_u : -1;
+  h->in[1] = bytes;
+  MPI_Request req = MPI_REQUEST_NULL;
+  CallDesc d = union_call(id, &req);
+  d.posted_hook = nullptr;
+  Alias *u = find_alias(r.union_comm);
+  if (u == nullptr) return MPI_ERR_COMM;
+  int rc = nbc::start(*u, d, std::make_unique<HeaderState>(h), [h](const Substitute &s, int, MPI_Request *q) {
+    return PMPI_Iallreduce(h->in, h->out, 2, MPI_INT, MPI_MAX, s.comm, q);
+  });
+  // NOTE: the header's request is cohort's: freed now, the operation goes on (it may be done already).
+  if (rc == MPI_SUCCESS && !nbc::release(&req) && req != MPI_REQUEST_NULL) PMPI_Request_free(&req);
+  return rc;
+}
+
+// The data operation's post when the root is gone (the header found it dead, or the substitute has lost it):
+// a barrier, the same on every survivor, and the dead-root policy when the operation is done.
+int post_dead_root(NbState &x, const Substitute &s, MPI_Request *q) {
+  x.dead_root = true;
+  return PMPI_Ibarrier(s.comm, q);
+}
+
+// The root's substitute rank for an attempt of a rooted call, or -1 (dead root: post_dead_root).
+int root_on(const NbState &x, const Substitute &s) {
+  if (x.head->rc != MPI_SUCCESS || x.head->out[0] < 0) return -1;
+  return s.map.to_sub(x.head->out[0]);
+}
+
+int start_data(const Record &r, std::unique_ptr<NbState> state, MPI_Request *request,
+               std::function<int(NbState &, const Substitute &, MPI_Request *)> post) {
+  Alias *u = find_alias(r.union_comm);
+  if (u == nullptr) return MPI_ERR_COMM;
+  NbState *x = state.get();
+  CallDesc d = union_call(x->id, request);
+  return nbc::start(*u, d, std::move(state),
+                    [x, post](const Substitute &s, int, MPI_Request *q) { return post(*x, s, q); });
+}
+
+std::unique_ptr<NbState> nb_state(const std::shared_ptr<const Record> &r, CallId id) {
+  auto x = std::make_unique<NbState>();
+  x->rec = r;
+  x->id = id;
+  return x;
+}
+
+// Ibcast: the root's packed block to every member (the header gives it and its size).
+int ibcast(const std::shared_ptr<const Record> &r, void *buf, int count, MPI_Datatype type, int root,
+           MPI_Request *request) {
+  auto x = nb_state(r, CallId::MPI_Ibcast);
+  x->root_arg = root;
+  x->head = std::make_shared<Header>();
+  int bytes = root == MPI_PROC_NULL ? 0 : 1 + signature_bytes(count, type);
+  if (root == MPI_ROOT) {
+    x->mine.assign(static_cast<std::size_t>(bytes), 0);
+    int rc = pack(buf, count, type, x->mine.data(), bytes);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  if (root >= 0) {
+    TypeRef t = hold_type(type);
+    x->deliver = [=](const std::vector<char> &b) {
+      return unpack(b.data(), static_cast<int>(b.size()), buf, count, t->get());
+    };
+  }
+  int rc = start_header(*r, CallId::MPI_Ibcast, root, bytes, x->head);
+  if (rc != MPI_SUCCESS) return rc;
+  return start_data(*r, std::move(x), request, [root](NbState &x, const Substitute &s, MPI_Request *q) {
+    int sr = root_on(x, s);
+    if (sr < 0) return post_dead_root(x, s, q);
+    const int block = x.head->out[1];
+    NbState::Attempt &a = x.next_attempt(static_cast<std::size_t>(block));
+    if (root == MPI_ROOT) std::copy(x.mine.begin(), x.mine.end(), a.bytes.begin());
+    return PMPI_Ibcast(a.bytes.data(), block, MPI_BYTE, sr, s.comm, q);
+  });
+}
+
+// Ireduce and Igather: every member's block to the root (the sending group's packed, the others' empty),
+// at its union rank's position; deliver() reads them from the last attempt at the root.
+int gather_to_root(const std::shared_ptr<const Record> &r, CallId id, int root, const void *sendbuf, int sendcount,
+                   MPI_Datatype sendtype, int recvbytes, std::function<int(const std::vector<char> &, int)> deliver,
+                   MPI_Request *request) {
+  auto x = nb_state(r, id);
+  x->root_arg = root;
+  x->head = std::make_shared<Header>();
+  bool sender = root >= 0;
+  int bytes = sender ? 1 + signature_bytes(sendcount, sendtype) : root == MPI_ROOT ? 1 + recvbytes : 0;
+  if (sender) {
+    x->mine.assign(static_cast<std::size_t>(bytes), 0);
+    int rc = pack(sendbuf, sendcount, sendtype, x->mine.data(), bytes);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  if (root == MPI_ROOT) {
+    Header *h = x->head.get();
+    x->deliver = [h, deliver](const std::vector<char> &all) { return deliver(all, h->out[1]); };
+  }
+  int rc = start_header(*r, id, root, bytes, x->head);
+  if (rc != MPI_SUCCESS) return rc;
+  return start_data(*r, std::move(x), request, [root](NbState &x, const Substitute &s, MPI_Request *q) {
+    int sr = root_on(x, s);
+    if (sr < 0) return post_dead_root(x, s, q);
+    const int block = x.head->out[1];
+    if (x.mine.size() != static_cast<std::size_t>(block)) x.mine.resize(static_cast<std::size_t>(block), 0);
+    const bool at_root = root == MPI_ROOT;
+    NbState::Attempt &a = x.next_attempt(at_root ? static_cast<std::size_t>(block) * x.rec->union_size : 0);
+    if (s.map.complete())
+      return PMPI_Igather(x.mine.data(), block, MPI_BYTE, at_root ? a.bytes.data() : nullptr, block, MPI_BYTE, sr,
+                          s.comm, q);
+    a.layout.uniform(s.map, block);
+    return PMPI_Igatherv(x.mine.data(), block, MPI_BYTE, at_root ? a.bytes.data() : nullptr, a.layout.counts.data(),
+                         a.layout.displs.data(), MPI_BYTE, sr, s.comm, q);
+  });
+}
+
+// Iscatter: the root packs one block per remote rank at its union position (at the first post: the
+// header gives the size); each member receives its own.
+int iscatter(const std::shared_ptr<const Record> &r, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Request *request) {
+  auto x = nb_state(r, CallId::MPI_Iscatter);
+  x->root_arg = root;
+  x->head = std::make_shared<Header>();
+  bool receiver = root >= 0;
+  int bytes = receiver ? 1 + signature_bytes(recvcount, recvtype)
+                       : root == MPI_ROOT ? 1 + signature_bytes(sendcount, sendtype) : 0;
+  if (receiver) {
+    TypeRef t = hold_type(recvtype);
+    x->deliver = [=](const std::vector<char> &b) {
+      return unpack(b.data(), static_cast<int>(b.size()), recvbuf, recvcount, t->get());
+    };
+  }
+  // NOTE: the root packs at the first post (the header gives the block size): its type is held till then.
+  TypeRef st = hold_type(sendtype, root == MPI_ROOT);
+  int rc = start_header(*r, CallId::MPI_Iscatter, root, bytes, x->head);
+  if (rc != MPI_SUCCESS) return rc;
+  return start_data(*r, std::move(x), request, [=](NbState &x, const Substitute &s, MPI_Request *q) {
+    int sr = root_on(x, s);
+    if (sr < 0) return post_dead_root(x, s, q);
+    const int block = x.head->out[1];
+    if (root == MPI_ROOT && x.mine.empty()) {
+      x.mine.assign(static_cast<std::size_t>(block) * x.rec->union_size, 0);
+      MPI_Aint stride = sendcount * extent_of(st->get());
+      for (std::size_t j = 0; j < x.rec->remote_u.size(); ++j) {
+        int rc = pack(static_cast<const char *>(sendbuf) + j * stride, sendcount, st->get(),
+                      block_at(x.mine, x.rec->remote_u[j], block), block);
+        if (rc != MPI_SUCCESS) return rc;
+      }
+    }
+    NbState::Attempt &a = x.next_attempt(static_cast<std::size_t>(block));
+    if (s.map.complete())
+      return PMPI_Iscatter(x.mine.data(), block, MPI_BYTE, a.bytes.data(), block, MPI_BYTE, sr, s.comm, q);
+    a.layout.uniform(s.map, block);
+    return PMPI_Iscatterv(x.mine.data(), a.layout.counts.data(), a.layout.displs.data(), MPI_BYTE, a.bytes.data(),
+                          block, MPI_BYTE, sr, s.comm, q);
+  });
+}
+
+// Iallreduce and Iallgather: every member's block to every member (an allgather on the union).
+int allgather_blocks(const std::shared_ptr<const Record> &r, CallId id, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, int block, std::function<int(const std::vector<char> &)> deliver,
+                     MPI_Request *request) {
+  auto x = nb_state(r, id);
+  x->block = block;
+  x->mine.assign(static_cast<std::size_t>(block), 0);
+  int rc = pack(sendbuf, sendcount, sendtype, x->mine.data(), block);
+  if (rc != MPI_SUCCESS) return rc;
+  x->deliver = std::move(deliver);
+  return start_data(*r, std::move(x), request, [](NbState &x, const Substitute &s, MPI_Request *q) {
+    NbState::Attempt &a = x.next_attempt(static_cast<std::size_t>(x.block) * x.rec->union_size);
+    if (s.map.complete())
+      return PMPI_Iallgather(x.mine.data(), x.block, MPI_BYTE, a.bytes.data(), x.block, MPI_BYTE, s.comm, q);
+    a.layout.uniform(s.map, x.block);
+    return PMPI_Iallgatherv(x.mine.data(), x.block, MPI_BYTE, a.bytes.data(), a.layout.counts.data(),
+                            a.layout.displs.data(), MPI_BYTE, s.comm, q);
+  });
+}
+
+// Ialltoall: one block per remote rank, at its union position, to each; the blocks of the others are empty.
+int ialltoall(const std::shared_ptr<const Record> &r, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Request *request) {
+  auto x = nb_state(r, CallId::MPI_Ialltoall);
+  const int block = uniform_block(sendcount, sendtype, recvcount, recvtype);
+  x->block = block;
+  x->mine.assign(static_cast<std::size_t>(block) * r->union_size, 0);
+  MPI_Aint send_stride = sendcount * extent_of(sendtype), recv_stride = recvcount * extent_of(recvtype);
+  for (std::size_t j = 0; j < r->remote_u.size(); ++j) {
+    int rc = pack(static_cast<const char *>(sendbuf) + j * send_stride, sendcount, sendtype,
+                  block_at(x->mine, r->remote_u[j], block), block);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  const Record *rec = r.get();
+  TypeRef t = hold_type(recvtype);
+  x->deliver = [=](const std::vector<char> &all) {
+    int rc = MPI_SUCCESS;
+    for (std::size_t j = 0; j < rec->remote_u.size() && rc == MPI_SUCCESS; ++j) {
+      rc = unpack(block_at(all, rec->remote_u[j], block), block, static_cast<char *>(recvbuf) + j * recv_stride,
+                  recvcount, t->get());
+    }
+    return rc;
+  };
+  return start_data(*r, std::move(x), request, [](NbState &x, const Substitute &s, MPI_Request *q) {
+    NbState::Attempt &a = x.next_attempt(x.mine.size());
+    if (s.map.complete())
+      return PMPI_Ialltoall(x.mine.data(), x.block, MPI_BYTE, a.bytes.data(), x.block, MPI_BYTE, s.comm, q);
+    a.layout.uniform(s.map, x.block);
+    return PMPI_Ialltoallv(x.mine.data(), a.layout.counts.data(), a.layout.displs.data(), MPI_BYTE, a.bytes.data(),
+                           a.layout.counts.data(), a.layout.displs.data(), MPI_BYTE, s.comm, q);
+  });
 }
 
 // ---- creation ----
@@ -497,6 +798,96 @@ bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Data
   if (!r) return false;
   *rc = id == CallId::MPI_Allgather ? allgather(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
                                     : alltoall(*r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  return true;
+}
+
+
+// The nonblocking collectives (see "the nonblocking collectives" above).
+
+bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                MPI_Request *request) {
+  auto r = id == CallId::MPI_Ibcast ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = ibcast(r, buf, count, type, root, request);
+  return true;
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm, MPI_Request *request) {
+  auto r = id == CallId::MPI_Iallreduce ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  const int block = 1 + signature_bytes(count, type);
+  TypeRef t = hold_type(type);
+  const Record *rec = r.get();
+  *rc = allgather_blocks(r, id, sendbuf, count, type, block,
+                         [=](const std::vector<char> &all) {
+                           return reduce_remote(*rec, all, block, recvbuf, count, t->get(), op);
+                         },
+                         request);
+  return true;
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request) {
+  auto r = id == CallId::MPI_Ireduce ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  TypeRef t = hold_type(type);
+  const Record *rec = r.get();
+  *rc = gather_to_root(r, id, root, sendbuf, count, type, signature_bytes(count, type),
+                       [=](const std::vector<char> &all, int block) {
+                         return reduce_remote(*rec, all, block, recvbuf, count, t->get(), op);
+                       },
+                       request);
+  return true;
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
+  auto r = id == CallId::MPI_Igather || id == CallId::MPI_Iscatter ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  if (id == CallId::MPI_Iscatter) {
+    *rc = iscatter(r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request);
+    return true;
+  }
+  TypeRef t = hold_type(recvtype, root == MPI_ROOT);
+  const Record *rec = r.get();
+  MPI_Aint stride = root == MPI_ROOT ? recvcount * extent_of(recvtype) : 0;
+  *rc = gather_to_root(r, id, root, sendbuf, sendcount, sendtype,
+                       root == MPI_ROOT ? signature_bytes(recvcount, recvtype) : 0,
+                       [=](const std::vector<char> &all, int block) {
+                         int rc = MPI_SUCCESS;
+                         for (std::size_t j = 0; j < rec->remote_u.size() && rc == MPI_SUCCESS; ++j) {
+                           rc = unpack(block_at(all, rec->remote_u[j], block), block,
+                                       static_cast<char *>(recvbuf) + j * stride, recvcount, t->get());
+                         }
+                         return rc;
+                       },
+                       request);
+  return true;
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  auto r = id == CallId::MPI_Iallgather || id == CallId::MPI_Ialltoall ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  if (id == CallId::MPI_Ialltoall) {
+    *rc = ialltoall(r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request);
+    return true;
+  }
+  const int block = uniform_block(sendcount, sendtype, recvcount, recvtype);
+  TypeRef t = hold_type(recvtype);
+  const Record *rec = r.get();
+  MPI_Aint stride = recvcount * extent_of(recvtype);
+  *rc = allgather_blocks(r, id, sendbuf, sendcount, sendtype, block,
+                         [=](const std::vector<char> &all) {
+                           int rc = MPI_SUCCESS;
+                           for (std::size_t j = 0; j < rec->remote_u.size() && rc == MPI_SUCCESS; ++j) {
+                             rc = unpack(block_at(all, rec->remote_u[j], block), block,
+                                         static_cast<char *>(recvbuf) + j * stride, recvcount, t->get());
+                           }
+                           return rc;
+                         },
+                         request);
   return true;
 }
 

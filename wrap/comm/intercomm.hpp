@@ -4,8 +4,8 @@
 // Each overload answers for the calls of one parameter list: it returns false (and leaves *rc alone)
 // when comm is not an intercommunicator cohort made, or when `id` is not one of the collectives cohort
 // runs over intercommunicators (Barrier, Bcast, Allreduce, Reduce, Gather, Scatter, Allgather,
-// Alltoall, and Ibarrier: a barrier over the union, whose request completes through any wait or test
-// call and which a revoke interrupts); the entry point then passes the call through to PMPI. Otherwise it runs the call and
+// Alltoall and their nonblocking twins, whose requests complete through any wait or test call and which a
+// revoke of either group interrupts); the entry point then passes the call through to PMPI. Otherwise it runs the call and
 // returns true with the call's result in *rc. Collectives on one intercommunicator are serialised by the
 // program, as MPI requires; calls on different ones may run on different threads.
 #pragma once
@@ -41,6 +41,18 @@ bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Data
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+/// The nonblocking twins (Ibcast; Iallreduce; Ireduce; Igather, Iscatter; Iallgather, Ialltoall): cohort's
+/// own nonblocking collectives on the union, whose requests complete through any wait or test call.
+bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm, MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 /// Every other parameter list: not a collective cohort runs over an intercommunicator.
 template <typename... T>
 bool collective(CallId, int *, T...) {

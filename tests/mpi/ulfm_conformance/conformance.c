@@ -424,6 +424,10 @@ static void any_source_blocking(long delay) {
  * a 4 MiB send that no one receives, or a collective the revoker does not join); then the revoker calls
  * KIND too; then is_revoked, agree, shrink and an allreduce on the result. */
 
+/* The root argument of a rooted collective on make_inter's intercommunicator, rooted at rank 0 of group
+ * {0,1} (MPI 4.0 6.2.2): MPI_ROOT there, MPI_PROC_NULL at its other members, 0 in the remote group. */
+static int inter_root(void) { return g_rank < g_size / 2 ? (g_rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0; }
+
 /* Creates the intercommunicator of groups {0,1} and {2,3} (MPI_ERRORS_RETURN); *local gets the group's. */
 static MPI_Comm make_inter(MPI_Comm *local, int tag) {
   int low = g_rank < g_size / 2;
@@ -457,7 +461,7 @@ static void revoked_op(int k, int inter) {
   /* point-to-point: the next rank (intercommunicator: the remote rank of the same number); root: rank 1 */
   int peer = inter ? me : (me + 1) % size;
   double t0 = now_s();
-  int rc = op(k, comm, peer, inter ? 0 : 1, 200);
+  int rc = op(k, comm, peer, inter ? inter_root() : 1, 200);
   double dt = now_s() - t0;
   trace("revoked %s -> %s", kKindNames[k], cls_name(cls_of(rc)));
   EXPECT(cls_of(rc) == MPIX_ERR_REVOKED && dt < 2.0, "%s on the revoked %scommunicator returned %s after %.2f s, "
@@ -557,7 +561,7 @@ static void inter_revoke(int k) {
     rc = MPIX_Comm_revoke(inter);
     EXPECT(rc == MPI_SUCCESS, "MPIX_Comm_revoke on an intercommunicator returned %s", cls_name(cls_of(rc)));
   }
-  rc = op(k, inter, lrank, 0, 100);
+  rc = op(k, inter, lrank, inter_root(), 100);
   double dt = now_s() - t0;
   trace("phase 1: %s -> %s", kKindNames[k], cls_name(cls_of(rc)));
   char what[64];

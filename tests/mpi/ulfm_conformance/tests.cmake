@@ -70,17 +70,17 @@ endforeach()
 foreach(k recv isend barrier ibarrier allreduce)
   conformance_test(comm_revoke.interrupts_with_dead_member.${k} 3 killed comm_revoke ${k} 3 ${_conf_delay})
 endforeach()
-# ... on an intercommunicator, both sides.
-foreach(k recv send irecv isend barrier ibarrier)
+# ... on an intercommunicator, both sides, blocking and nonblocking (rooted ones with MPI_ROOT /
+# MPI_PROC_NULL in the root's group).
+set(_conf_inter_kinds recv send irecv isend barrier allreduce bcast ibarrier iallreduce ibcast)
+foreach(k IN LISTS _conf_inter_kinds)
   conformance_test(comm_revoke.intercomm_interrupts.${k} 4 none inter_revoke ${k})
 endforeach()
 # Once revoked locally, every operation of every kind raises MPIX_ERR_REVOKED at once, also on an
-# intercommunicator (rooted collectives there: not registered, their roots differ).
+# intercommunicator.
 foreach(k IN LISTS _conf_kinds)
   conformance_test(comm_revoke.revoked.${k} 4 none revoked_op ${k})
-  if(NOT k MATCHES "bcast")
-    conformance_test(comm_revoke.intercomm_revoked.${k} 4 none revoked_op ${k} inter)
-  endif()
+  conformance_test(comm_revoke.intercomm_revoked.${k} 4 none revoked_op ${k} inter)
 endforeach()
 
 # ULFM 17.3.1 MPI_COMM_AGREE / MPI_COMM_IAGREE.
@@ -119,11 +119,11 @@ if(COHORT_USE_ULFM)
     comm_revoke.interrupts.send comm_revoke.interrupts.isend comm_revoke.interrupts.psend
     comm_revoke.interrupts.ibcast comm_revoke.interrupts_with_dead_member.isend
     comm_revoke.revoked.ibarrier comm_revoke.revoked.ibcast comm_revoke.revoked.isend comm_revoke.revoked.psend
-    comm_revoke.intercomm_revoked.isend comm_revoke.intercomm_revoked.psend
+    comm_revoke.intercomm_revoked.isend comm_revoke.intercomm_revoked.psend comm_revoke.intercomm_revoked.ibcast
     comm_agree.dead_unacknowledged.before comm_agree.dead_unacknowledged.during
     comm_agree.dead_unacknowledged.iagree
     comm_agree.acknowledged_by_some_only mpi5_names.present)
-  foreach(k recv send irecv isend barrier ibarrier)
+  foreach(k IN LISTS _conf_inter_kinds)
     list(APPEND _conf_differs comm_revoke.intercomm_interrupts.${k})
   endforeach()
   set(_conf_label native_differs)

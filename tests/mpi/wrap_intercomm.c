@@ -1,7 +1,8 @@
 /* Intercommunicators: MPI_Intercomm_create between the even and the odd world ranks (local
  * leader: each side's first rank; peer communicator MPI_COMM_WORLD), the queries, point-to-point, the
  * collectives Barrier, Bcast, Allreduce, Reduce, Gather, Scatter, Allgather, Alltoall (MPI_ROOT /
- * MPI_PROC_NULL root conventions, both directions), MPI_Intercomm_merge and MPI_Comm_free.
+ * MPI_PROC_NULL root conventions, both directions), their v and w variants and the reduce-scatters,
+ * MPI_Intercomm_merge and MPI_Comm_free.
  *
  *   wrap_intercomm equiv         fault-free: every result equals raw MPI's on an intercommunicator made
  *                                with PMPI_Intercomm_create, and the value computed here
@@ -56,7 +57,46 @@ static int group_world(MPI_Comm ic, int remote, int *out) {
 struct results {
   int bcast0[4], bcast1[4], allreduce[2], reduce[2], gather[MAXR], scatter, allgather[MAXR], alltoall[MAXR],
       p2p, merged_rank, merged_size, merged_sum;
+  /* the v and w variants (2 ints per remote rank: counts vary, displacements reversed or spread) and the
+   * reduce-scatters (recvcount = the remote group's size, so both groups reduce vectors of nl * nr) */
+  int gatherv[2 * MAXR], scatterv[2], allgatherv[2 * MAXR], alltoallv[2 * MAXR], alltoallw[2 * MAXR],
+      rsb[MAXR], rs[MAXR];
 };
+
+/* The v-variants' arguments, the same for the blocking and the nonblocking battery. */
+struct vargs {
+  int gv_send[2], gv_counts[MAXR], gv_displs[MAXR];
+  int sv_send[2 * MAXR], sv_counts[MAXR], sv_displs[MAXR], sv_count;
+  int agv_send[2], agv_count, agv_counts[MAXR], agv_displs[MAXR];
+  int a2av_send[2 * MAXR], a2aw_send[2 * MAXR], a2a_scounts[MAXR], a2a_sdispls[MAXR], a2a_rcounts[MAXR],
+      a2a_rdispls[MAXR], a2aw_sbytes[MAXR], a2aw_rbytes[MAXR];
+  MPI_Datatype ints[MAXR];
+  int rs_send[MAXR * MAXR], rs_counts[MAXR];
+};
+static void vargs_make(struct vargs *v, int me, int nl, int nr) {
+  v->gv_send[0] = wrank * 100 + 1, v->gv_send[1] = wrank * 100 + 2;
+  for (int j = 0; j < nr; ++j) v->gv_counts[j] = 2, v->gv_displs[j] = 2 * (nr - 1 - j);
+  for (int j = 0; j < nr; ++j) {
+    v->sv_counts[j] = 1 + j % 2, v->sv_displs[j] = 2 * j;
+    v->sv_send[2 * j] = 700 + j * 10, v->sv_send[2 * j + 1] = 701 + j * 10;
+  }
+  v->sv_count = 1 + me % 2;
+  v->agv_count = 1 + me % 2, v->agv_send[0] = wrank * 7, v->agv_send[1] = wrank * 7 + 1;
+  for (int j = 0; j < nr; ++j) v->agv_counts[j] = 1 + j % 2, v->agv_displs[j] = 2 * j;
+  for (int j = 0; j < nr; ++j) {
+    int c = 1 + (me + j) % 2;
+    v->a2a_scounts[j] = v->a2a_rcounts[j] = c;
+    v->a2a_sdispls[j] = v->a2a_rdispls[j] = 2 * j;
+    v->a2aw_sbytes[j] = v->a2aw_rbytes[j] = 2 * j * (int)sizeof(int);
+    v->ints[j] = MPI_INT;
+    for (int k = 0; k < 2; ++k) {
+      v->a2av_send[2 * j + k] = wrank * 1000 + j * 10 + k;
+      v->a2aw_send[2 * j + k] = wrank * 1000 + j * 10 + k + 5;
+    }
+  }
+  for (int i = 0; i < nl * nr; ++i) v->rs_send[i] = wrank + i;
+  for (int i = 0; i < nl; ++i) v->rs_counts[i] = nr;
+}
 
 #define CALL(raw, name, ...) ((raw) ? P##name(__VA_ARGS__) : name(__VA_ARGS__))
 
@@ -66,8 +106,10 @@ static int nb; /* the nonblocking twins: all started, then one MPI_Waitall */
  * cohort runs each as two operations of the union), completed by one MPI_Waitall. */
 static void collectives_nb(MPI_Comm ic, int raw, struct results *r, int me, int nl, int nr) {
   static int mine[2], g, sc[MAXR], ag, a2a[MAXR];
-  MPI_Request q[9];
-  MPI_Status st[9];
+  static struct vargs v;
+  vargs_make(&v, me, nl, nr);
+  MPI_Request q[16];
+  MPI_Status st[16];
   CHECK(CALL(raw, MPI_Ibarrier, ic, &q[0]) == MPI_SUCCESS, "ibarrier");
   int root0 = side == 0 ? (me == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
   if (root0 == MPI_ROOT)
@@ -90,8 +132,22 @@ static void collectives_nb(MPI_Comm ic, int raw, struct results *r, int me, int 
         "iallgather");
   for (int j = 0; j < nr; ++j) a2a[j] = wrank * 1000 + j;
   CHECK(CALL(raw, MPI_Ialltoall, a2a, 1, MPI_INT, r->alltoall, 1, MPI_INT, ic, &q[8]) == MPI_SUCCESS, "ialltoall");
-  CHECK(CALL(raw, MPI_Waitall, 9, q, st) == MPI_SUCCESS, "waitall");
-  for (int k = 0; k < 9; ++k) CHECK(q[k] == MPI_REQUEST_NULL, "request %d not freed by the wait", k);
+  CHECK(CALL(raw, MPI_Igatherv, v.gv_send, 2, MPI_INT, r->gatherv, v.gv_counts, v.gv_displs, MPI_INT, root0, ic,
+             &q[9]) == MPI_SUCCESS, "igatherv");
+  CHECK(CALL(raw, MPI_Iscatterv, v.sv_send, v.sv_counts, v.sv_displs, MPI_INT, r->scatterv, v.sv_count, MPI_INT, root1,
+             ic, &q[10]) == MPI_SUCCESS, "iscatterv");
+  CHECK(CALL(raw, MPI_Iallgatherv, v.agv_send, v.agv_count, MPI_INT, r->allgatherv, v.agv_counts, v.agv_displs,
+             MPI_INT, ic, &q[11]) == MPI_SUCCESS, "iallgatherv");
+  CHECK(CALL(raw, MPI_Ialltoallv, v.a2av_send, v.a2a_scounts, v.a2a_sdispls, MPI_INT, r->alltoallv, v.a2a_rcounts,
+             v.a2a_rdispls, MPI_INT, ic, &q[12]) == MPI_SUCCESS, "ialltoallv");
+  CHECK(CALL(raw, MPI_Ialltoallw, v.a2aw_send, v.a2a_scounts, v.a2aw_sbytes, v.ints, r->alltoallw, v.a2a_rcounts,
+             v.a2aw_rbytes, v.ints, ic, &q[13]) == MPI_SUCCESS, "ialltoallw");
+  CHECK(CALL(raw, MPI_Ireduce_scatter_block, v.rs_send, r->rsb, nr, MPI_INT, MPI_SUM, ic, &q[14]) == MPI_SUCCESS,
+        "ireduce_scatter_block");
+  CHECK(CALL(raw, MPI_Ireduce_scatter, v.rs_send, r->rs, v.rs_counts, MPI_INT, MPI_MAX, ic, &q[15]) == MPI_SUCCESS,
+        "ireduce_scatter");
+  CHECK(CALL(raw, MPI_Waitall, 16, q, st) == MPI_SUCCESS, "waitall");
+  for (int k = 0; k < 16; ++k) CHECK(q[k] == MPI_REQUEST_NULL, "request %d not freed by the wait", k);
 }
 
 static void battery(MPI_Comm ic, int raw, struct results *r) {
@@ -134,6 +190,24 @@ static void battery(MPI_Comm ic, int raw, struct results *r) {
   int a2a[MAXR];
   for (int j = 0; j < nr; ++j) a2a[j] = wrank * 1000 + j;
   CHECK(CALL(raw, MPI_Alltoall, a2a, 1, MPI_INT, r->alltoall, 1, MPI_INT, ic) == MPI_SUCCESS, "alltoall");
+  {
+    static struct vargs v;
+    vargs_make(&v, me, nl, nr);
+    CHECK(CALL(raw, MPI_Gatherv, v.gv_send, 2, MPI_INT, r->gatherv, v.gv_counts, v.gv_displs, MPI_INT, root0, ic) ==
+              MPI_SUCCESS, "gatherv");
+    CHECK(CALL(raw, MPI_Scatterv, v.sv_send, v.sv_counts, v.sv_displs, MPI_INT, r->scatterv, v.sv_count, MPI_INT, root1,
+               ic) == MPI_SUCCESS, "scatterv");
+    CHECK(CALL(raw, MPI_Allgatherv, v.agv_send, v.agv_count, MPI_INT, r->allgatherv, v.agv_counts, v.agv_displs,
+               MPI_INT, ic) == MPI_SUCCESS, "allgatherv");
+    CHECK(CALL(raw, MPI_Alltoallv, v.a2av_send, v.a2a_scounts, v.a2a_sdispls, MPI_INT, r->alltoallv, v.a2a_rcounts,
+               v.a2a_rdispls, MPI_INT, ic) == MPI_SUCCESS, "alltoallv");
+    CHECK(CALL(raw, MPI_Alltoallw, v.a2aw_send, v.a2a_scounts, v.a2aw_sbytes, v.ints, r->alltoallw, v.a2a_rcounts,
+               v.a2aw_rbytes, v.ints, ic) == MPI_SUCCESS, "alltoallw");
+    CHECK(CALL(raw, MPI_Reduce_scatter_block, v.rs_send, r->rsb, nr, MPI_INT, MPI_SUM, ic) == MPI_SUCCESS,
+          "reduce_scatter_block");
+    CHECK(CALL(raw, MPI_Reduce_scatter, v.rs_send, r->rs, v.rs_counts, MPI_INT, MPI_MAX, ic) == MPI_SUCCESS,
+          "reduce_scatter");
+  }
 point_to_point:
   /* point-to-point with remote rank me (ranks are remote ranks) */
   if (me < nr)
@@ -207,6 +281,37 @@ static void check(MPI_Comm ic, const struct results *r, unsigned dead_at_create,
   }
   int want = side == 0 && live(last1) ? 500 + me : -1;
   CHECK(r->scatter == want, "scatter %d, expected %d", r->scatter, want);
+  /* the v and w variants: remote rank j's block (counts 1 + j % 2, or 1 + (me + j) % 2 for the alltoalls) */
+  for (int j = 0; j < MAXR; ++j)
+    for (int k = 0; k < 2; ++k) {
+      int at = 2 * j + k, rj = j < nr && live(rw[j]);
+      int g = nr - 1 - j; /* gatherv: remote rank j's block at 2 * (nr - 1 - j) */
+      want = side == 0 && me == 0 && j < nr && live(rw[j]) ? rw[j] * 100 + 1 + k : -1;
+      if (j < nr) CHECK(r->gatherv[2 * g + k] == want, "gatherv[%d] = %d, expected %d", 2 * g + k, r->gatherv[2 * g + k], want);
+      want = rj && k < 1 + j % 2 ? rw[j] * 7 + k : -1;
+      CHECK(r->allgatherv[at] == want, "allgatherv[%d] = %d, expected %d", at, r->allgatherv[at], want);
+      want = rj && k < 1 + (me + j) % 2 ? rw[j] * 1000 + me * 10 + k : -1;
+      CHECK(r->alltoallv[at] == want, "alltoallv[%d] = %d, expected %d", at, r->alltoallv[at], want);
+      want = want == -1 ? -1 : want + 5;
+      CHECK(r->alltoallw[at] == want, "alltoallw[%d] = %d, expected %d", at, r->alltoallw[at], want);
+    }
+  for (int j = 2 * nr; j < 2 * MAXR; ++j) CHECK(r->gatherv[j] == -1, "gatherv[%d] touched", j);
+  for (int k = 0; k < 2; ++k) {
+    want = side == 0 && live(last1) && k < 1 + me % 2 ? 700 + me * 10 + k : -1;
+    CHECK(r->scatterv[k] == want, "scatterv[%d] = %d, expected %d", k, r->scatterv[k], want);
+  }
+  /* the reduce-scatters: slice me (nr elements) of the remote group's live vectors, summed / their maximum */
+  for (int i = 0; i < MAXR; ++i) {
+    int sum_i = 0, max_i = -1, any = 0;
+    for (int j = 0; j < nr; ++j)
+      if (live(rw[j])) {
+        int x = rw[j] + me * nr + i;
+        sum_i += x, max_i = x > max_i ? x : max_i, any = 1;
+      }
+    int want_s = i < nr && any ? sum_i : -1, want_m = i < nr && any ? max_i : -1;
+    CHECK(r->rsb[i] == want_s, "reduce_scatter_block[%d] = %d, expected %d", i, r->rsb[i], want_s);
+    CHECK(r->rs[i] == want_m, "reduce_scatter[%d] = %d, expected %d", i, r->rs[i], want_m);
+  }
   want = me < nr && live(rw[me]) ? rw[me] : -1;
   CHECK(r->p2p == want, "sendrecv got %d, expected %d", r->p2p, want);
   /* merged: side 0's survivors, then side 1's */

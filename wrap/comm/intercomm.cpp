@@ -496,48 +496,6 @@ int gather_to_root(const std::shared_ptr<const Record> &r, CallId id, int root, 
   });
 }
 
-// Iscatter: the root packs one block per remote rank at its union position (at the first post: the
-// header gives the size); each member receives its own.
-int iscatter(const std::shared_ptr<const Record> &r, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Request *request) {
-  auto x = nb_state(r, CallId::MPI_Iscatter);
-  x->root_arg = root;
-  x->head = std::make_shared<Header>();
-  bool receiver = root >= 0;
-  int bytes = receiver ? 1 + signature_bytes(recvcount, recvtype)
-                       : root == MPI_ROOT ? 1 + signature_bytes(sendcount, sendtype) : 0;
-  if (receiver) {
-    TypeRef t = hold_type(recvtype);
-    x->deliver = [=](const std::vector<char> &b) {
-      return unpack(b.data(), static_cast<int>(b.size()), recvbuf, recvcount, t->get());
-    };
-  }
-  // NOTE: the root packs at the first post (the header gives the block size): its type is held till then.
-  TypeRef st = hold_type(sendtype, root == MPI_ROOT);
-  int rc = start_header(*r, CallId::MPI_Iscatter, root, bytes, x->head);
-  if (rc != MPI_SUCCESS) return rc;
-  return start_data(*r, std::move(x), request, [=](NbState &x, const Substitute &s, MPI_Request *q) {
-    int sr = root_on(x, s);
-    if (sr < 0) return post_dead_root(x, s, q);
-    const int block = x.head->out[1];
-    if (root == MPI_ROOT && x.mine.empty()) {
-      x.mine.assign(static_cast<std::size_t>(block) * x.rec->union_size, 0);
-      MPI_Aint stride = sendcount * extent_of(st->get());
-      for (std::size_t j = 0; j < x.rec->remote_u.size(); ++j) {
-        int rc = pack(static_cast<const char *>(sendbuf) + j * stride, sendcount, st->get(),
-                      block_at(x.mine, x.rec->remote_u[j], block), block);
-        if (rc != MPI_SUCCESS) return rc;
-      }
-    }
-    NbState::Attempt &a = x.next_attempt(static_cast<std::size_t>(block));
-    if (s.map.complete())
-      return PMPI_Iscatter(x.mine.data(), block, MPI_BYTE, a.bytes.data(), block, MPI_BYTE, sr, s.comm, q);
-    a.layout.uniform(s.map, block);
-    return PMPI_Iscatterv(x.mine.data(), a.layout.counts.data(), a.layout.displs.data(), MPI_BYTE, a.bytes.data(),
-                          block, MPI_BYTE, sr, s.comm, q);
-  });
-}
-
 // Iallreduce and Iallgather: every member's block to every member (an allgather on the union).
 int allgather_blocks(const std::shared_ptr<const Record> &r, CallId id, const void *sendbuf, int sendcount,
                      MPI_Datatype sendtype, int block, std::function<int(const std::vector<char> &)> deliver,
@@ -589,6 +547,192 @@ int ialltoall(const std::shared_ptr<const Record> &r, const void *sendbuf, int s
     return PMPI_Ialltoallv(x.mine.data(), a.layout.counts.data(), a.layout.displs.data(), MPI_BYTE, a.bytes.data(),
                            a.layout.counts.data(), a.layout.displs.data(), MPI_BYTE, s.comm, q);
   });
+}
+
+// The v and w variants and the reduce-scatters. Blocks have one size on the union, the largest any member
+// sends or receives (a header finds it where members cannot know it: the MPI_PROC_NULL ranks and the
+// other group's counts); smaller ones are padded.
+
+int max_signature(const int counts[], int n, MPI_Datatype type) {
+  int m = 0;
+  for (int j = 0; j < n; ++j) m = std::max(m, signature_bytes(counts[j], type));
+  return m;
+}
+
+// Unpacks the remote ranks' blocks into the program's buffer: remote rank j's at displs[j] elements of
+// type (bytes when `byte_displs`, MPI_Alltoallw), counts[j] of types[j] (or of `type` when types is empty).
+int unpack_remote(const Record &r, const std::vector<char> &all, int block, void *buf, const std::vector<int> &counts,
+                  const std::vector<int> &displs, const std::vector<TypeRef> &types, bool byte_displs) {
+  int rc = MPI_SUCCESS;
+  for (std::size_t j = 0; j < r.remote_u.size() && rc == MPI_SUCCESS; ++j) {
+    MPI_Datatype t = types[types.size() == 1 ? 0 : j]->get();
+    MPI_Aint at = byte_displs ? displs[j] : displs[j] * extent_of(t);
+    rc = unpack(block_at(all, r.remote_u[j], block), block, static_cast<char *>(buf) + at, counts[j], t);
+  }
+  return rc;
+}
+
+// Packs one block per remote rank, at its union rank's position, into out (union_size blocks).
+int pack_remote(const Record &r, const void *buf, const int counts[], const int displs[], const MPI_Datatype types[],
+                MPI_Datatype type, bool byte_displs, int block, std::vector<char> *out) {
+  out->assign(static_cast<std::size_t>(block) * r.union_size, 0);
+  int rc = MPI_SUCCESS;
+  for (std::size_t j = 0; j < r.remote_u.size() && rc == MPI_SUCCESS; ++j) {
+    MPI_Datatype t = types != nullptr ? types[j] : type;
+    MPI_Aint at = byte_displs ? displs[j] : displs[j] * extent_of(t);
+    rc = pack(static_cast<const char *>(buf) + at, counts[j], t, block_at(*out, r.remote_u[j], block), block);
+  }
+  return rc;
+}
+
+std::vector<TypeRef> hold_types(const MPI_Datatype types[], int n) {
+  std::vector<TypeRef> v;
+  for (int j = 0; j < n; ++j) v.push_back(hold_type(types[j]));
+  return v;
+}
+
+// Igatherv: as Igather, with the root's block the largest of its counts.
+int igatherv(const std::shared_ptr<const Record> &r, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+             void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+             MPI_Request *request) {
+  const int n = static_cast<int>(r->remote_u.size());
+  const bool at_root = root == MPI_ROOT;
+  std::vector<int> counts, where;
+  std::vector<TypeRef> types;
+  if (at_root) {
+    counts.assign(recvcounts, recvcounts + n);
+    where.assign(displs, displs + n);
+    types.push_back(hold_type(recvtype));
+  }
+  const Record *rec = r.get();
+  return gather_to_root(r, CallId::MPI_Igatherv, root, sendbuf, sendcount, sendtype,
+                        at_root ? max_signature(recvcounts, n, recvtype) : 0,
+                        [=](const std::vector<char> &all, int block) {
+                          return unpack_remote(*rec, all, block, recvbuf, counts, where, types, false);
+                        },
+                        request);
+}
+
+// Iscatter and Iscatterv: the root packs one block per remote rank at its union position (at the first post:
+// the header gives the size); each member receives its own. counts/displs null: Iscatter (sendcount each).
+int scatter_from_root(const std::shared_ptr<const Record> &r, CallId id, const void *sendbuf, int sendcount,
+                      const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Request *request) {
+  auto x = nb_state(r, id);
+  x->root_arg = root;
+  x->head = std::make_shared<Header>();
+  const int n = static_cast<int>(r->remote_u.size());
+  const bool receiver = root >= 0, at_root = root == MPI_ROOT;
+  std::vector<int> counts, where;
+  if (at_root) {
+    counts = sendcounts != nullptr ? std::vector<int>(sendcounts, sendcounts + n) : std::vector<int>(n, sendcount);
+    where.resize(n);
+    for (int j = 0; j < n; ++j) where[j] = displs != nullptr ? displs[j] : j * sendcount;
+  }
+  int bytes = receiver ? 1 + signature_bytes(recvcount, recvtype)
+                       : at_root ? 1 + max_signature(counts.data(), n, sendtype) : 0;
+  if (receiver) {
+    TypeRef t = hold_type(recvtype);
+    x->deliver = [=](const std::vector<char> &b) {
+      return unpack(b.data(), static_cast<int>(b.size()), recvbuf, recvcount, t->get());
+    };
+  }
+  // NOTE: the root packs at the first post (the header gives the block size): its type is held till then.
+  TypeRef st = hold_type(sendtype, at_root);
+  int rc = start_header(*r, id, root, bytes, x->head);
+  if (rc != MPI_SUCCESS) return rc;
+  return start_data(*r, std::move(x), request, [=](NbState &x, const Substitute &s, MPI_Request *q) {
+    int sr = root_on(x, s);
+    if (sr < 0) return post_dead_root(x, s, q);
+    const int block = x.head->out[1];
+    if (at_root && x.mine.empty()) {
+      int rc = pack_remote(*x.rec, sendbuf, counts.data(), where.data(), nullptr, st->get(), false, block, &x.mine);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    NbState::Attempt &a = x.next_attempt(static_cast<std::size_t>(block));
+    if (s.map.complete())
+      return PMPI_Iscatter(x.mine.data(), block, MPI_BYTE, a.bytes.data(), block, MPI_BYTE, sr, s.comm, q);
+    a.layout.uniform(s.map, block);
+    return PMPI_Iscatterv(x.mine.data(), a.layout.counts.data(), a.layout.displs.data(), MPI_BYTE, a.bytes.data(),
+                          block, MPI_BYTE, sr, s.comm, q);
+  });
+}
+
+// Iallgatherv, Ialltoallv, Ialltoallw: the header (root: none) gives the largest block; then an allgather
+// (one block per member) or an alltoall (one per remote rank) on the union. prepare() packs this rank's
+// blocks once the size is known (at the first post); deliver() unpacks the last attempt's.
+int exchange_padded(const std::shared_ptr<const Record> &r, CallId id, bool alltoall, int bytes,
+                    std::function<int(int block, std::vector<char> *mine)> prepare,
+                    std::function<int(const std::vector<char> &, int block)> deliver, MPI_Request *request) {
+  auto x = nb_state(r, id);
+  x->head = std::make_shared<Header>();
+  Header *h = x->head.get();
+  x->deliver = [h, deliver](const std::vector<char> &all) { return deliver(all, h->out[1]); };
+  int rc = start_header(*r, id, MPI_PROC_NULL, bytes, x->head);
+  if (rc != MPI_SUCCESS) return rc;
+  return start_data(*r, std::move(x), request, [=](NbState &x, const Substitute &s, MPI_Request *q) {
+    if (x.head->rc != MPI_SUCCESS) return PMPI_Ibarrier(s.comm, q);  // finish() reports the header's error
+    const int block = x.head->out[1];
+    if (x.block != block) {
+      x.block = block;
+      int rc = prepare(block, &x.mine);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    const std::size_t total = static_cast<std::size_t>(block) * x.rec->union_size;
+    NbState::Attempt &a = x.next_attempt(total);
+    if (alltoall) {
+      if (s.map.complete())
+        return PMPI_Ialltoall(x.mine.data(), block, MPI_BYTE, a.bytes.data(), block, MPI_BYTE, s.comm, q);
+      a.layout.uniform(s.map, block);
+      return PMPI_Ialltoallv(x.mine.data(), a.layout.counts.data(), a.layout.displs.data(), MPI_BYTE, a.bytes.data(),
+                             a.layout.counts.data(), a.layout.displs.data(), MPI_BYTE, s.comm, q);
+    }
+    if (s.map.complete())
+      return PMPI_Iallgather(x.mine.data(), block, MPI_BYTE, a.bytes.data(), block, MPI_BYTE, s.comm, q);
+    a.layout.uniform(s.map, block);
+    return PMPI_Iallgatherv(x.mine.data(), block, MPI_BYTE, a.bytes.data(), a.layout.counts.data(),
+                            a.layout.displs.data(), MPI_BYTE, s.comm, q);
+  });
+}
+
+// Ireduce_scatter and Ireduce_scatter_block (MPI 4.0 6.10): every member's vector of `count` elements (the
+// same count in both groups: no header), reduced over the remote group's; this rank keeps its slice
+// (`offset` elements in, `mine_count` of them).
+int reduce_scatter(const std::shared_ptr<const Record> &r, CallId id, const void *sendbuf, void *recvbuf, int count,
+                   int offset, int mine_count, MPI_Datatype type, MPI_Op op, MPI_Request *request) {
+  const int block = 1 + signature_bytes(count, type);
+  TypeRef t = hold_type(type);
+  const Record *rec = r.get();
+  return allgather_blocks(r, id, sendbuf, count, type, block,
+                          [=](const std::vector<char> &all) {
+                            TypedBuffer whole(count, t->get());
+                            int rc = reduce_remote(*rec, all, block, whole.data(), count, t->get(), op);
+                            if (rc != MPI_SUCCESS || mine_count == 0) return rc;
+                            // NOTE: untouched when no remote block was delivered: copy only the reduced slice.
+                            bool any = false;
+                            for (int u : rec->remote_u) any = any || all[static_cast<std::size_t>(u) * block] == 1;
+                            if (!any) return MPI_SUCCESS;
+                            MPI_Aint ext = extent_of(t->get());
+                            return PMPI_Sendrecv(static_cast<char *>(whole.data()) + offset * ext, mine_count,
+                                                 t->get(), 0, 0, recvbuf, mine_count, t->get(), 0, 0, cohort::self(),
+                                                 MPI_STATUS_IGNORE);
+                          },
+                          request);
+}
+
+// A blocking call as its nonblocking twin and a wait.
+int blocking(const std::function<int(MPI_Request *)> &start) {
+  MPI_Request q = MPI_REQUEST_NULL;
+  int rc = start(&q);
+  if (rc != MPI_SUCCESS) return rc;
+  return __wrap_MPI_Wait(&q, MPI_STATUS_IGNORE);
+}
+
+// For the blocking entry points: false when comm is not an intercommunicator cohort made.
+bool blocking_twin(int *rc, MPI_Comm comm, const std::function<int(MPI_Request *)> &start) {
+  if (!find(comm)) return false;
+  *rc = blocking(start);
+  return true;
 }
 
 // ---- creation ----
@@ -769,6 +913,13 @@ bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int
 
 bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm) {
+  if (id == CallId::MPI_Reduce_scatter_block) {
+    return blocking_twin(rc, comm, [&](MPI_Request *q) {
+      int irc = MPI_SUCCESS;
+      collective(CallId::MPI_Ireduce_scatter_block, &irc, sendbuf, recvbuf, count, type, op, comm, q);
+      return irc;
+    });
+  }
   auto r = id == CallId::MPI_Allreduce ? find_for_call(comm) : nullptr;
   if (!r) return false;
   *rc = allreduce(*r, sendbuf, recvbuf, count, type, op);
@@ -814,8 +965,15 @@ bool collective(CallId id, int *rc, void *buf, int count, MPI_Datatype type, int
 
 bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm, MPI_Request *request) {
-  auto r = id == CallId::MPI_Iallreduce ? find_for_call(comm) : nullptr;
+  auto r = id == CallId::MPI_Iallreduce || id == CallId::MPI_Ireduce_scatter_block ? find_for_call(comm) : nullptr;
   if (!r) return false;
+  if (id == CallId::MPI_Ireduce_scatter_block) {
+    int n = 0, me = 0;
+    PMPI_Comm_size(comm, &n);
+    PMPI_Comm_rank(comm, &me);
+    *rc = reduce_scatter(r, id, sendbuf, recvbuf, n * count, me * count, count, type, op, request);
+    return true;
+  }
   const int block = 1 + signature_bytes(count, type);
   TypeRef t = hold_type(type);
   const Record *rec = r.get();
@@ -846,7 +1004,8 @@ bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Data
   auto r = id == CallId::MPI_Igather || id == CallId::MPI_Iscatter ? find_for_call(comm) : nullptr;
   if (!r) return false;
   if (id == CallId::MPI_Iscatter) {
-    *rc = iscatter(r, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request);
+    *rc = scatter_from_root(r, id, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype, root,
+                            request);
     return true;
   }
   TypeRef t = hold_type(recvtype, root == MPI_ROOT);
@@ -889,6 +1048,182 @@ bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Data
                          },
                          request);
   return true;
+}
+
+
+// The v and w variants and the reduce-scatters, blocking (their nonblocking twin and a wait) and not.
+
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *request) {
+  auto r = id == CallId::MPI_Igatherv ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = igatherv(r, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, request);
+  return true;
+}
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (id != CallId::MPI_Gatherv) return false;
+  return blocking_twin(rc, comm, [&](MPI_Request *q) {
+    int irc = MPI_SUCCESS;
+    collective(CallId::MPI_Igatherv, &irc, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+               comm, q);
+    return irc;
+  });
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int displs[],
+                MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *request) {
+  auto r = id == CallId::MPI_Iscatterv ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  *rc = scatter_from_root(r, id, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                          request);
+  return true;
+}
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int displs[],
+                MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (id != CallId::MPI_Scatterv) return false;
+  return blocking_twin(rc, comm, [&](MPI_Request *q) {
+    int irc = MPI_SUCCESS;
+    collective(CallId::MPI_Iscatterv, &irc, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+               comm, q);
+    return irc;
+  });
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                MPI_Request *request) {
+  auto r = id == CallId::MPI_Iallgatherv ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  const int n = static_cast<int>(r->remote_u.size());
+  std::vector<int> counts(recvcounts, recvcounts + n), where(displs, displs + n);
+  std::vector<TypeRef> types{hold_type(recvtype)};
+  TypeRef st = hold_type(sendtype);
+  const Record *rec = r.get();
+  int bytes = 1 + std::max(signature_bytes(sendcount, sendtype), max_signature(recvcounts, n, recvtype));
+  *rc = exchange_padded(
+      r, id, false, bytes,
+      [=](int block, std::vector<char> *mine) {
+        mine->assign(static_cast<std::size_t>(block), 0);
+        return pack(sendbuf, sendcount, st->get(), mine->data(), block);
+      },
+      [=](const std::vector<char> &all, int block) {
+        return unpack_remote(*rec, all, block, recvbuf, counts, where, types, false);
+      },
+      request);
+  return true;
+}
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (id != CallId::MPI_Allgatherv) return false;
+  return blocking_twin(rc, comm, [&](MPI_Request *q) {
+    int irc = MPI_SUCCESS;
+    collective(CallId::MPI_Iallgatherv, &irc, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+               comm, q);
+    return irc;
+  });
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+  auto r = id == CallId::MPI_Ialltoallv ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  const int n = static_cast<int>(r->remote_u.size());
+  std::vector<int> scounts(sendcounts, sendcounts + n), swhere(sdispls, sdispls + n);
+  std::vector<int> counts(recvcounts, recvcounts + n), where(rdispls, rdispls + n);
+  std::vector<TypeRef> types{hold_type(recvtype)};
+  TypeRef st = hold_type(sendtype);
+  const Record *rec = r.get();
+  int bytes = 1 + std::max(max_signature(sendcounts, n, sendtype), max_signature(recvcounts, n, recvtype));
+  *rc = exchange_padded(
+      r, id, true, bytes,
+      [=](int block, std::vector<char> *mine) {
+        return pack_remote(*rec, sendbuf, scounts.data(), swhere.data(), nullptr, st->get(), false, block, mine);
+      },
+      [=](const std::vector<char> &all, int block) {
+        return unpack_remote(*rec, all, block, recvbuf, counts, where, types, false);
+      },
+      request);
+  return true;
+}
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                MPI_Datatype recvtype, MPI_Comm comm) {
+  if (id != CallId::MPI_Alltoallv) return false;
+  return blocking_twin(rc, comm, [&](MPI_Request *q) {
+    int irc = MPI_SUCCESS;
+    collective(CallId::MPI_Ialltoallv, &irc, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+               recvtype, comm, q);
+    return irc;
+  });
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
+  auto r = id == CallId::MPI_Ialltoallw ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  const int n = static_cast<int>(r->remote_u.size());
+  std::vector<int> scounts(sendcounts, sendcounts + n), swhere(sdispls, sdispls + n);
+  std::vector<int> counts(recvcounts, recvcounts + n), where(rdispls, rdispls + n);
+  std::vector<TypeRef> stypes = hold_types(sendtypes, n), types = hold_types(recvtypes, n);
+  const Record *rec = r.get();
+  int bytes = 0;
+  for (int j = 0; j < n; ++j) {
+    bytes = std::max(bytes, std::max(signature_bytes(sendcounts[j], sendtypes[j]),
+                                      signature_bytes(recvcounts[j], recvtypes[j])));
+  }
+  *rc = exchange_padded(
+      r, id, true, 1 + bytes,
+      [=](int block, std::vector<char> *mine) {
+        std::vector<MPI_Datatype> t;
+        for (const TypeRef &h : stypes) t.push_back(h->get());
+        return pack_remote(*rec, sendbuf, scounts.data(), swhere.data(), t.data(), MPI_DATATYPE_NULL, true, block,
+                           mine);
+      },
+      [=](const std::vector<char> &all, int block) {
+        return unpack_remote(*rec, all, block, recvbuf, counts, where, types, true);
+      },
+      request);
+  return true;
+}
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (id != CallId::MPI_Alltoallw) return false;
+  return blocking_twin(rc, comm, [&](MPI_Request *q) {
+    int irc = MPI_SUCCESS;
+    collective(CallId::MPI_Ialltoallw, &irc, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+               recvtypes, comm, q);
+    return irc;
+  });
+}
+
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type,
+                MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+  auto r = id == CallId::MPI_Ireduce_scatter ? find_for_call(comm) : nullptr;
+  if (!r) return false;
+  int n = 0, me = 0, count = 0, offset = 0;
+  PMPI_Comm_size(comm, &n);
+  PMPI_Comm_rank(comm, &me);
+  for (int j = 0; j < n; ++j) {
+    if (j < me) offset += recvcounts[j];
+    count += recvcounts[j];
+  }
+  *rc = reduce_scatter(r, id, sendbuf, recvbuf, count, offset, recvcounts[me], type, op, request);
+  return true;
+}
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type,
+                MPI_Op op, MPI_Comm comm) {
+  if (id != CallId::MPI_Reduce_scatter) return false;
+  return blocking_twin(rc, comm, [&](MPI_Request *q) {
+    int irc = MPI_SUCCESS;
+    collective(CallId::MPI_Ireduce_scatter, &irc, sendbuf, recvbuf, recvcounts, type, op, comm, q);
+    return irc;
+  });
 }
 
 }  // namespace cohort::wrap::inter

@@ -3,9 +3,10 @@
 //
 // Each overload answers for the calls of one parameter list: it returns false (and leaves *rc alone)
 // when comm is not an intercommunicator cohort made, or when `id` is not one of the collectives cohort
-// runs over intercommunicators (Barrier, Bcast, Allreduce, Reduce, Gather, Scatter, Allgather,
-// Alltoall and their nonblocking twins, whose requests complete through any wait or test call and which a
-// revoke of either group interrupts); the entry point then passes the call through to PMPI. Otherwise it runs the call and
+// runs over intercommunicators (every collective MPI defines on one: Barrier, Bcast, Allreduce, Reduce,
+// Gather(v), Scatter(v), Allgather(v), Alltoall(v, w), Reduce_scatter(_block), and their nonblocking twins,
+// whose requests complete through any wait or test call and which a revoke of either group interrupts);
+// the entry point then passes the call through to PMPI. Otherwise it runs the call and
 // returns true with the call's result in *rc. Collectives on one intercommunicator are serialised by the
 // program, as MPI requires; calls on different ones may run on different threads.
 #pragma once
@@ -53,6 +54,39 @@ bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Data
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
 bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+/// The v and w variants and the reduce-scatters (MPI_Reduce_scatter_block shares Allreduce's lists): the
+/// blocking ones as their nonblocking twin and a wait.
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm);
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int displs[],
+                MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int displs[],
+                MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                MPI_Datatype recvtype, MPI_Comm comm);
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                const MPI_Datatype recvtypes[], MPI_Comm comm);
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type,
+                MPI_Op op, MPI_Comm comm, MPI_Request *request);
+bool collective(CallId id, int *rc, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type,
+                MPI_Op op, MPI_Comm comm);
 /// Every other parameter list: not a collective cohort runs over an intercommunicator.
 template <typename... T>
 bool collective(CallId, int *, T...) {

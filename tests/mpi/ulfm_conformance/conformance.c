@@ -186,11 +186,12 @@ static int wait_revoked(MPI_Comm comm, long ms) {
  * for a nonblocking or persistent operation, the start call's error if it failed, else the completion's. */
 enum kind {
   K_RECV, K_SEND, K_SENDRECV, K_IRECV, K_ISEND, K_WAITALL, K_PROBE, K_PRECV, K_PSEND,
-  K_BARRIER, K_ALLREDUCE, K_BCAST, K_IBARRIER, K_IALLREDUCE, K_IBCAST, K_PBARRIER, K_DUP, K_NKINDS
+  K_BARRIER, K_ALLREDUCE, K_BCAST, K_IBARRIER, K_IALLREDUCE, K_IBCAST, K_PBARRIER, K_DUP, K_ALLTOALLV, K_IGATHERV,
+  K_NKINDS
 };
 static const char *const kKindNames[K_NKINDS] = {
   "recv", "send", "sendrecv", "irecv", "isend", "waitall", "probe", "precv", "psend",
-  "barrier", "allreduce", "bcast", "ibarrier", "iallreduce", "ibcast", "pbarrier", "dup"};
+  "barrier", "allreduce", "bcast", "ibarrier", "iallreduce", "ibcast", "pbarrier", "dup", "alltoallv", "igatherv"};
 static int kind_of(const char *name) {
   for (int k = 0; k < K_NKINDS; ++k)
     if (!strcmp(name, kKindNames[k])) return k;
@@ -279,6 +280,22 @@ static int op(int k, MPI_Comm comm, int peer, int root, int tag) {
       fail_at(__LINE__, "MPI_Barrier_init: this MPI is older than MPI 4.0");
       return -1;
 #endif
+    case K_ALLTOALLV:
+    case K_IGATHERV: {
+      /* one int per peer (the remote group's ranks on an intercommunicator) */
+      static int counts[64], displs[64], out[64];
+      int inter = 0, n = 0, me = 0;
+      MPI_Comm_test_inter(comm, &inter);
+      if (inter) MPI_Comm_remote_size(comm, &n);
+      else MPI_Comm_size(comm, &n);
+      MPI_Comm_rank(comm, &me);
+      for (int j = 0; j < n && j < 64; ++j) counts[j] = 1, displs[j] = j;
+      if (k == K_ALLTOALLV)
+        return MPI_Alltoallv(counts, counts, displs, MPI_INT, out, counts, displs, MPI_INT, comm);
+      int at_root = inter ? root == MPI_ROOT : me == root;
+      return complete(MPI_Igatherv(&x, 1, MPI_INT, at_root ? out : NULL, counts, displs, MPI_INT, root, comm, &req),
+                      &req);
+    }
     case K_DUP: {
       MPI_Comm d = MPI_COMM_NULL;
       rc = MPI_Comm_dup(comm, &d);

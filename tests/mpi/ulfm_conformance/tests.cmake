@@ -72,13 +72,13 @@ foreach(k recv isend barrier ibarrier allreduce)
 endforeach()
 # ... on an intercommunicator, both sides, blocking and nonblocking (rooted ones with MPI_ROOT /
 # MPI_PROC_NULL in the root's group).
-set(_conf_inter_kinds recv send irecv isend barrier allreduce bcast ibarrier iallreduce ibcast)
+set(_conf_inter_kinds recv send irecv isend barrier allreduce bcast alltoallv ibarrier iallreduce ibcast igatherv)
 foreach(k IN LISTS _conf_inter_kinds)
   conformance_test(comm_revoke.intercomm_interrupts.${k} 4 none inter_revoke ${k})
 endforeach()
 # Once revoked locally, every operation of every kind raises MPIX_ERR_REVOKED at once, also on an
 # intercommunicator.
-foreach(k IN LISTS _conf_kinds)
+foreach(k IN LISTS _conf_kinds ITEMS alltoallv igatherv)
   conformance_test(comm_revoke.revoked.${k} 4 none revoked_op ${k})
   conformance_test(comm_revoke.intercomm_revoked.${k} 4 none revoked_op ${k} inter)
 endforeach()
@@ -120,6 +120,7 @@ if(COHORT_USE_ULFM)
     comm_revoke.interrupts.ibcast comm_revoke.interrupts_with_dead_member.isend
     comm_revoke.revoked.ibarrier comm_revoke.revoked.ibcast comm_revoke.revoked.isend comm_revoke.revoked.psend
     comm_revoke.intercomm_revoked.isend comm_revoke.intercomm_revoked.psend comm_revoke.intercomm_revoked.ibcast
+    comm_revoke.revoked.igatherv comm_revoke.intercomm_revoked.igatherv
     comm_agree.dead_unacknowledged.before comm_agree.dead_unacknowledged.during
     comm_agree.dead_unacknowledged.iagree
     comm_agree.acknowledged_by_some_only mpi5_names.present)

@@ -28,6 +28,24 @@ std::string printable(const std::string &text) {
   return out;
 }
 
+std::string invalid(const char *name, const std::string &value, const std::string &expected) {
+  return std::string("invalid ") + name + "='" + printable(value) + "' (expected " + expected + ")";
+}
+
+std::string read_word(const char *name, const std::vector<std::string> &words, int *index) {
+  auto v = get(name);
+  if (!v) return "";
+  std::string expected;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (*v == words[i]) {
+      *index = static_cast<int>(i);
+      return "";
+    }
+    expected += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  }
+  return invalid(name, *v, expected);
+}
+
 std::optional<long> parse_long(const std::string &text, long lo, long hi) {
   if (text.empty()) return std::nullopt;
   errno = 0;

@@ -14,6 +14,14 @@ std::optional<std::string> get(const char *name);
 /// quoted in a message keeps the message on one line.
 std::string printable(const std::string &text);
 
+/// One line saying that variable `name` holds `value`, which is not what it takes:
+/// "invalid NAME='value' (expected <expected>)", the value through printable().
+std::string invalid(const char *name, const std::string &value, const std::string &expected);
+
+/// Reads a variable that takes one word of `words`: "" when unset (`*index` untouched) or when its value is
+/// words[i] (`*index` = i); otherwise invalid(name, value, "a, b or c").
+std::string read_word(const char *name, const std::vector<std::string> &words, int *index);
+
 /// Parses a whole decimal integer in [lo, hi]. Returns nullopt on junk, overflow or out of range.
 std::optional<long> parse_long(const std::string &text, long lo, long hi);
 

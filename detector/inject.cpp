@@ -71,7 +71,7 @@ void arm(int world_rank, int world_size) {
   std::vector<Entry> entries;
   std::string err = parse(*text, &entries);
   if (err.empty()) err = validate(entries, world_size, known_hooks(g_calls));
-  if (!err.empty()) log::fatal(2, "MPI_Init: invalid COHORT_INJECT_FAILURE='%s': %s", text->c_str(), err.c_str());
+  if (!err.empty()) log::fatal(2, "MPI_Init: %s", failure_message(*text, err).c_str());
   std::vector<Entry> timed;
   std::lock_guard<std::mutex> lock(g_mu);
   for (const Entry &e : entries) {

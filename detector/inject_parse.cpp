@@ -119,4 +119,8 @@ std::string parse(const std::string &text, std::vector<Entry> *out) {
   return "";
 }
 
+std::string failure_message(const std::string &text, const std::string &error) {
+  return "invalid COHORT_INJECT_FAILURE='" + env::printable(text) + "': " + error;
+}
+
 }  // namespace cohort::inject

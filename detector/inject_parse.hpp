@@ -23,6 +23,10 @@ std::string parse(const std::string &text, std::vector<Entry> *out);
 /// `calls` (e.g. "MPI_Bcast" gives "bcast.posted": the driver's hook after a collective is posted).
 std::vector<std::string> known_hooks(const std::vector<std::string> &calls);
 
+/// The line that stops MPI_Init when `text` (the variable's value) fails parse or validate with `error`:
+/// "invalid COHORT_INJECT_FAILURE='<text>': <error>", the text through env::printable.
+std::string failure_message(const std::string &text, const std::string &error);
+
 /// Checks parsed entries against the job: every rank in 0..world_size-1, every hook in `hooks`.
 /// Returns "" or one line ("rank 7 is out of range: the job has 4 ranks (0..3)", "unknown hook
 /// 'agree.decid' (did you mean agree.decide?)").

@@ -1,5 +1,7 @@
 #include "detector/log.hpp"
 
+#include "detector/env.hpp"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -18,16 +20,11 @@ void set_rank(int world_rank) { g_rank.store(world_rank); }
 void set_level(Level level) { g_level.store(static_cast<int>(level)); }
 bool enabled(Level level) { return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed); }
 
-bool configure_from_env() {
-  const char *v = std::getenv("COHORT_LOG");
-  if (v == nullptr || *v == '\0') return true;
-  for (int i = 0; i < 4; ++i) {
-    if (std::strcmp(v, kNames[i]) == 0) {
-      set_level(static_cast<Level>(i));
-      return true;
-    }
-  }
-  return false;
+std::string configure_from_env() {
+  int level = static_cast<int>(g_level.load());
+  std::string err = env::read_word("COHORT_LOG", {kNames[0], kNames[1], kNames[2], kNames[3]}, &level);
+  g_level.store(level);
+  return err;
 }
 
 void vwrite(Level level, const char *fmt, va_list ap) {

@@ -2,6 +2,7 @@
 // Thread-safe (one write(2) per line). Level from COHORT_LOG=error|warn|info|debug (default warn).
 #pragma once
 #include <cstdarg>
+#include <string>
 
 namespace cohort::log {
 
@@ -9,8 +10,9 @@ enum class Level { error = 0, warn = 1, info = 2, debug = 3 };
 
 /// Sets the world rank shown in every line (-1 before MPI_Init: shown as `cohort[rank ?]`).
 void set_rank(int world_rank);
-/// Reads COHORT_LOG; returns false (and leaves the level at warn) if the value is not a level name.
-bool configure_from_env();
+/// Reads COHORT_LOG; returns "" or, when the value is not a level name (the level stays), one line naming
+/// the variable and its value.
+std::string configure_from_env();
 void set_level(Level level);
 bool enabled(Level level);
 

@@ -11,8 +11,7 @@ namespace {
 bool read_long(const char *name, long fallback, long lo, long hi, const char *unit, long *out, std::string *err) {
   auto v = env::get_long(name, fallback, lo, hi);
   if (!v) {
-    *err = std::string("invalid ") + name + "='" + env::printable(env::get(name).value_or("")) + "' (expected " + unit + " in " +
-           std::to_string(lo) + ".." + std::to_string(hi) + ")";
+    *err = env::invalid(name, env::get(name).value_or(""), std::string(unit) + " in " + std::to_string(lo) + ".." + std::to_string(hi));
     return false;
   }
   *out = *v;
@@ -53,7 +52,8 @@ std::vector<std::string> unknown_variables(const std::vector<std::string> &names
   for (const std::string &n : names) {
     if (n.rfind("COHORT_", 0) != 0 || std::find(known.begin(), known.end(), n) != known.end()) continue;
     std::string near = env::closest(n, known);
-    out.push_back("unknown variable " + n + (near.empty() ? std::string(" (ignored)") : " (ignored; did you mean " + near + "?)"));
+    // NOTE: a name in the environment may hold any byte but '=' and NUL; printable keeps the warning one line.
+    out.push_back("unknown variable " + env::printable(n) + (near.empty() ? std::string(" (ignored)") : " (ignored; did you mean " + near + "?)"));
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // COHORT_INJECT_FAILURE (detector/inject_parse.hpp: parse, then validate against a job of 4 ranks and
-// cohort's hooks). Input: the variable's value. Either is "" (accepted) or one line saying what is wrong.
+// cohort's hooks). Input: the variable's value. Either is "" (accepted) or one line saying what is wrong,
+// and so is the message that stops MPI_Init (failure_message).
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -15,9 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
   std::vector<Entry> entries;
   std::string err = parse(text, &entries);
   if (err.find('\n') != std::string::npos) std::abort();
-  if (!err.empty()) return 0;
+  if (!err.empty()) {
+    if (failure_message(text, err).find('\n') != std::string::npos) std::abort();
+    return 0;
+  }
   static const std::vector<std::string> hooks = known_hooks({"MPI_Bcast", "MPI_Allreduce"});
   err = validate(entries, 4, hooks);
   if (err.find('\n') != std::string::npos) std::abort();
+  if (!err.empty() && failure_message(text, err).find('\n') != std::string::npos) std::abort();
   return 0;
 }

@@ -1,5 +1,5 @@
 // The detector's settings (detector/settings.hpp: load_settings reads every COHORT_* variable of
-// detector/settings.def) and the unknown-variable check. Input: records of (one byte: which variable;
+// detector/settings.def) and the unknown-variable check (each warning one line). Input: records of (one byte: which variable;
 // one byte: length; the value), set in the environment before load_settings. The result is "" or one
 // line naming the variable.
 #include <cstdint>
@@ -30,6 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
   Settings s;
   std::string err = load_settings(&s);
   if (err.find('\n') != std::string::npos) std::abort();
-  unknown_variables(seen, {"COHORT_ON_DEAD_ROOT_BCAST"});
+  for (const std::string &w : unknown_variables(seen, {"COHORT_ON_DEAD_ROOT_BCAST"})) {
+    if (w.find('\n') != std::string::npos) std::abort();
+  }
   return 0;
 }

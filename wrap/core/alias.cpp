@@ -15,6 +15,7 @@
 #include "repair/repair.hpp"
 #include "wrap/core/confirm_state.hpp"
 #include "wrap/core/errors.hpp"
+#include "wrap/core/stop_job.hpp"
 
 namespace cohort::wrap {
 namespace {

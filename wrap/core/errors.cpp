@@ -15,6 +15,7 @@
 #include "repair/repair.hpp"
 #include "wrap/calls.h"
 #include "wrap/core/policy.hpp"
+#include "wrap/core/stop_job.hpp"
 
 namespace cohort::wrap {
 namespace {

@@ -13,6 +13,7 @@
 #include "wrap/core/confirm_state.hpp"
 #include "wrap/core/errors.hpp"
 #include "wrap/core/outcome.hpp"
+#include "wrap/core/stop_job.hpp"
 #include "wrap/core/ulfm_mode.hpp"
 
 namespace cohort::wrap {

@@ -9,9 +9,10 @@
 // Defaults: per rooted call, the dead_root column of wrap/calls.def (Legio's: abort where the root sends,
 // skip where it receives; the README's policy table is generated from it); send to a dead rank skip,
 // receive from a dead rank abort.
+//
+// Pure: reads the environment, calls no MPI (the fuzz target wrap_settings runs it). Stopping the job for
+// `abort` is wrap/core/stop_job.hpp.
 #pragma once
-#include <mpi.h>
-
 #include <string>
 #include <vector>
 
@@ -29,19 +30,11 @@ Policy dead_root_policy(const char *call, Policy fallback);
 std::string dead_root_variable(const char *call);
 
 /// Reads COHORT_ON_DEAD_ROOT, COHORT_ON_DEAD_PEER, COHORT_ON_DEAD_PEER_SEND/_RECV and each of
-/// `per_call_variables`, each on its own (a per-call value does not hide an invalid generic one). An
-/// invalid value: one line naming the variable and the rank, exit code 2.
-void check_policy_variables(const std::vector<std::string> &per_call_variables);
+/// `per_call_variables`, each on its own (a per-call value does not hide an invalid generic one). Returns
+/// "" or, for the first invalid value, one line naming the variable (MPI_Init stops the rank with it).
+std::string check_policy_variables(const std::vector<std::string> &per_call_variables);
 
 /// Reads COHORT_ON_DEAD_PEER_SEND or _RECV, then COHORT_ON_DEAD_PEER, then `fallback`.
 Policy dead_peer_policy(bool send, Policy fallback);
-
-/// Stops the whole job with exit code `code`: every other rank is declared failed (so that it fences
-/// itself, also under Open MPI's recovery mode), then PMPI_Abort on MPI_COMM_WORLD. Never returns.
-[[noreturn]] void stop_job(int code);
-
-/// Applies `abort`: one line `cohort[rank R] error: <call>: <what> (policy abort)` and terminates the job
-/// (PMPI_Abort on MPI_COMM_WORLD with errorcode 1; never returns, never hangs).
-[[noreturn]] void abort_job(const char *call, const char *what);
 
 }  // namespace cohort::wrap

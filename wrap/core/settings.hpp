@@ -2,6 +2,8 @@
 // check_settings): an invalid value stops the rank with one line naming the variable and the rank.
 // Names, defaults and ranges come from the one list, detector/settings.def.
 #pragma once
+#include <string>
+
 #include "detector/env.hpp"
 #include "detector/log.hpp"
 
@@ -18,12 +20,22 @@ struct Int {
 #undef COHORT_INT
 }  // namespace setting
 
+/// Reads `name` into *out (`fallback` when unset); "" or, when it is not a whole number in [lo, hi], one line
+/// naming the variable. Pure (the fuzz target wrap_settings runs it).
+inline std::string check_setting(const char *name, long fallback, long lo, long hi, long *out) {
+  auto v = env::get_long(name, fallback, lo, hi);
+  if (!v) return env::invalid(name, env::get(name).value_or(""), "a whole number in " + std::to_string(lo) + ".." + std::to_string(hi));
+  *out = *v;
+  return "";
+}
+
 /// The value of `name` (`fallback` when unset); exits with code 2 and one line when it is not a whole
 /// number in [lo, hi].
 inline long read_setting(const char *name, long fallback, long lo, long hi) {
-  auto v = env::get_long(name, fallback, lo, hi);
-  if (!v) log::fatal(2, "invalid %s='%s' (expected a whole number in %ld..%ld)", name, env::get(name)->c_str(), lo, hi);
-  return *v;
+  long v = fallback;
+  std::string err = check_setting(name, fallback, lo, hi, &v);
+  if (!err.empty()) log::fatal(2, "%s", err.c_str());
+  return v;
 }
 
 /// The value of setting s, with its declared default and range.

@@ -55,6 +55,7 @@
 #include "wrap/core/driver.hpp"
 #include "wrap/core/nbc.hpp"
 #include "wrap/core/policy.hpp"
+#include "wrap/core/stop_job.hpp"
 #include "wrap/io/shared_file_pointer.hpp"
 #include "detector/world.hpp"
 

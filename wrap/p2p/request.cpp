@@ -19,6 +19,7 @@
 #include "wrap/core/errors.hpp"
 #include "wrap/p2p/p2p_peers.hpp"
 #include "wrap/core/policy.hpp"
+#include "wrap/core/stop_job.hpp"
 #include "wrap/core/ulfm_mode.hpp"
 #include "wrap/core/progress.hpp"
 #include "wrap/core/settings.hpp"

@@ -75,6 +75,7 @@
 #include "wrap/core/policy.hpp"
 #include "wrap/core/progress.hpp"
 #include "wrap/rma/rma_log.hpp"
+#include "wrap/core/stop_job.hpp"
 #include "wrap/core/ulfm_mode.hpp"
 #include "wrap/rma/helper_thread.hpp"
 #include "detector/inject.hpp"

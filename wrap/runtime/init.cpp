@@ -30,6 +30,7 @@
 #include "wrap/core/policy.hpp"
 #include "wrap/p2p/request.hpp"
 #include "wrap/runtime/session.hpp"
+#include "wrap/core/stop_job.hpp"
 #include "wrap/core/ulfm_mode.hpp"
 #include "wrap/runtime/watchdog.hpp"
 

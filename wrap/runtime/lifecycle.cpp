@@ -43,7 +43,8 @@ void check_settings(int rank, const char *call) {
   for (const CallInfo &call : kCallInfo) {
     if (call.rooted) per_call.push_back(dead_root_variable(call.name));
   }
-  check_policy_variables(per_call);
+  std::string policy_error = check_policy_variables(per_call);
+  if (!policy_error.empty()) log::fatal(2, "%s", policy_error.c_str());
   p2p::send_retries();
   deferred::check_settings();
   small::check_settings();
@@ -97,9 +98,8 @@ std::atomic<bool> g_stopped{false};
 }  // namespace
 
 int start(const char *call, int *argc, char ***argv, int *provided, BringUpMpi bring_up) {
-  if (!log::configure_from_env()) {
-    log::fatal(2, "%s: invalid COHORT_LOG (expected error, warn, info or debug)", call);
-  }
+  std::string log_error = log::configure_from_env();
+  if (!log_error.empty()) log::fatal(2, "%s: %s", call, log_error.c_str());
   // NOTE: cohort-run stops the job when a rank ends before its init-done record while another one waits
   // in MPI_Init (which would otherwise wait for it forever, under both MPIs).
   run_status::put("init-begin", run_status::launcher_rank(), "");

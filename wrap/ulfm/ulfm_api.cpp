@@ -1,5 +1,6 @@
 // ULFM's API (wrap/core/ulfm_mode.hpp): the mode of each communicator, the acknowledgements, and the MPIX_Comm_*
 // entry points over repair/repair.hpp.
+#include "wrap/core/stop_job.hpp"
 #include "wrap/core/ulfm_mode.hpp"
 
 #include <mpi.h>
@@ -109,18 +110,11 @@ void select_all() {
 }
 
 void read_setting() {
-  auto v = env::get("COHORT_ULFM_API");
-  if (!v) return;
-  Setting s;
-  if (*v == "auto") {
-    s = Setting::automatic;
-  } else if (*v == "on") {
-    s = Setting::on;
-  } else if (*v == "off") {
-    s = Setting::off;
-  } else {
-    log::fatal(2, "MPI_Init: invalid COHORT_ULFM_API='%s' (expected auto, on or off)", v->c_str());
-  }
+  int i = -1;
+  std::string err = env::read_word("COHORT_ULFM_API", {"auto", "on", "off"}, &i);
+  if (!err.empty()) log::fatal(2, "MPI_Init: %s", err.c_str());
+  if (i < 0) return;
+  Setting s = i == 0 ? Setting::automatic : i == 1 ? Setting::on : Setting::off;
 #if defined(COHORT_USE_ULFM)
   if (s != Setting::automatic) COHORT_LOG_WARN("MPI_Init: COHORT_ULFM_API is ignored by the ulfm build (MPI's own MPIX_*)");
   return;

@@ -6,6 +6,9 @@
 # build/<mpi>-san.
 set(COHORT_SANITIZE "" CACHE STRING "sanitizers for every target: a -fsanitize= list, e.g. address,undefined")
 if(COHORT_SANITIZE)
+  if(COHORT_SANITIZE MATCHES "thread" AND COHORT_SANITIZE MATCHES "address|leak|memory")
+    message(FATAL_ERROR "COHORT_SANITIZE=${COHORT_SANITIZE}: thread cannot be combined with address, leak or memory")
+  endif()
   add_compile_options(-fsanitize=${COHORT_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${COHORT_SANITIZE})
   # NOTE: GCC 12 with address and undefined together reports every store to a thread_local object as

@@ -11,6 +11,7 @@
 
 #include "detector/runtime.hpp"
 #include "wrap/core/policy.hpp"
+#include "wrap/core/replica_mode.hpp"
 
 extern "C" {
 #if !defined(COHORT_HAVE_COMM_CREATE_FROM_GROUP)
@@ -128,9 +129,11 @@ inline thread_local CallCounters *t_call_counters = nullptr;
 
 /// Counts one entry into the wrapper of `id`. The counters are the calling thread's own: a relaxed load
 /// and store, no atomic read-modify-write on every wrapped call (inlined). Point-to-point and request calls
-/// first complete pending deferred confirmations (a settle point, wrap/core/deferred.hpp).
+/// first complete pending deferred confirmations (a settle point, wrap/core/deferred.hpp). Under replication a call
+/// that wrap/replica/ does not handle stops the program here (wrap/core/replica_mode.hpp).
 inline void count_call(CallId id) {
   detector::note_progress();
+  if (replica_mode::g_on.load(std::memory_order_relaxed)) replica_mode::check_call(static_cast<int>(id));
   if (deferred::g_unsettled.load(std::memory_order_relaxed) != 0) {
     const Shape s = info(id).shape;
     if (s == Shape::point_to_point || s == Shape::request) deferred::settle_before_call();

@@ -22,6 +22,7 @@
 #include "wrap/core/datatype_holder.hpp"
 #include "wrap/core/ulfm_mode.hpp"
 #include "wrap/core/reduce_local.hpp"
+#include "wrap/replica/replica.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -706,7 +707,7 @@ int post_MPI_Ireduce_scatter_block(Alias &alias, const CallDesc &call, const voi
 }  // namespace cohort::wrap
 
 // ---- The entry points, generated from wrap/calls.def (rows with entry `driver`) ----
-// Each counts the call, passes communicators cohort did not create through to PMPI_X, describes the call
+// Each counts the call, hands it to replication when the job is replicated, passes communicators cohort did not create through to PMPI_X, describes the call
 // from its row and hands it to its post function above. (They live in this object file, which MPI_Init's
 // object needs anyway, so that a static libcohort always provides them, also to libraries linked after it.)
 using namespace cohort::wrap;  // NOLINT: the generated extern "C" entry points below
@@ -717,6 +718,7 @@ using namespace cohort::wrap;  // NOLINT: the generated extern "C" entry points 
 #define COHORT_ENTRY_driver(name, params, args, root)                                              \
   extern "C" int __wrap_##name params {                                                            \
     count_call(CallId::name);                                                                      \
+    if (replica::on()) return replica::collective(CallId::name, COHORT_UNPAREN args);              \
     Alias *a = find_alias(comm);                                                                   \
     if (a == nullptr) {                                                                            \
       int inter_rc = MPI_SUCCESS; /* an intercommunicator cohort made (wrap/comm/intercomm.hpp)? */      \

@@ -23,6 +23,7 @@
 #include "wrap/core/errors.hpp"
 #include "wrap/core/nbc.hpp"
 #include "wrap/core/ulfm_mode.hpp"
+#include "wrap/replica/replica.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -283,6 +284,7 @@ using namespace cohort::wrap;  // NOLINT: the rest of this file only defines the
 
 extern "C" int __wrap_MPI_Comm_rank(MPI_Comm comm, int *rank) {
   count_call(CallId::MPI_Comm_rank);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_rank(comm, rank);
   if (any_alias_with_holes()) {  // (a communicator with holes: its handle lacks them)
     const Alias *a = find_alias(comm);
     if (a != nullptr && a->has_holes()) {
@@ -295,6 +297,7 @@ extern "C" int __wrap_MPI_Comm_rank(MPI_Comm comm, int *rank) {
 
 extern "C" int __wrap_MPI_Comm_size(MPI_Comm comm, int *size) {
   count_call(CallId::MPI_Comm_size);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_size(comm, size);
   if (any_alias_with_holes()) {
     const Alias *a = find_alias(comm);
     if (a != nullptr && a->has_holes()) {

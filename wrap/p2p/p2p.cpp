@@ -23,10 +23,12 @@
 #include "wrap/core/progress.hpp"
 #include "wrap/p2p/request.hpp"
 #include "wrap/core/ulfm_mode.hpp"
+#include "wrap/replica/replica.hpp"
 
 using cohort::wrap::CallId;
 using cohort::wrap::count_call;
 namespace p2p = cohort::wrap::p2p;
+namespace replica = cohort::wrap::replica;
 using p2p::Dir;
 using p2p::Op;
 
@@ -193,6 +195,7 @@ int test_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_S
 
 extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   count_call(CallId::MPI_Send);
+  if (replica::on()) return replica::send(buf, count, type, dest, tag, comm, "MPI_Send");
   if (dest == MPI_PROC_NULL) return PMPI_Send(buf, count, type, dest, tag, comm);
   int first = 0;
   if (cohort::detector::failure_epoch() == 0 && !cohort::wrap::ulfm::revoked(comm)) {
@@ -236,6 +239,7 @@ extern "C" int __wrap_MPI_Bsend(const void *buf, int count, MPI_Datatype type, i
 extern "C" int __wrap_MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                                MPI_Status *status) {
   count_call(CallId::MPI_Recv);
+  if (replica::on()) return replica::recv(buf, count, type, source, tag, comm, status);
   if (source == MPI_PROC_NULL) return PMPI_Recv(buf, count, type, source, tag, comm, status);
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Recv");
   MPI_Request req;
@@ -250,6 +254,10 @@ extern "C" int __wrap_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datat
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                                    MPI_Comm comm, MPI_Status *status) {
   count_call(CallId::MPI_Sendrecv);
+  if (replica::on()) {
+    int rc = replica::send(sendbuf, sendcount, sendtype, dest, sendtag, comm, "MPI_Sendrecv");
+    return rc != MPI_SUCCESS ? rc : replica::recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+  }
   return sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
                   status, "MPI_Sendrecv");
 }
@@ -266,6 +274,7 @@ extern "C" int __wrap_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype ty
 extern "C" int __wrap_MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                 MPI_Request *req) {
   count_call(CallId::MPI_Isend);
+  if (replica::on()) return replica::isend(buf, count, type, dest, tag, comm, req);
   return isend_tracked("MPI_Isend", PMPI_Isend, buf, count, type, dest, tag, comm, req);
 }
 
@@ -290,6 +299,7 @@ extern "C" int __wrap_MPI_Ibsend(const void *buf, int count, MPI_Datatype type, 
 extern "C" int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                                 MPI_Request *req) {
   count_call(CallId::MPI_Irecv);
+  if (replica::on()) return replica::irecv(buf, count, type, source, tag, comm, req);
   if (source == MPI_PROC_NULL) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Irecv");
   return p2p::tracked(p2p::post_recv(buf, count, type, op, req), req, op);
@@ -297,6 +307,7 @@ extern "C" int __wrap_MPI_Irecv(void *buf, int count, MPI_Datatype type, int sou
 
 extern "C" int __wrap_MPI_Wait(MPI_Request *req, MPI_Status *status) {
   count_call(CallId::MPI_Wait);
+  if (replica::on()) return replica::wait(req, status);
   PersistentView view(1, req);
   if (*req == MPI_REQUEST_NULL) return PMPI_Wait(req, status);
   nbc_turn(req);
@@ -316,6 +327,7 @@ extern "C" int __wrap_MPI_Wait(MPI_Request *req, MPI_Status *status) {
 
 extern "C" int __wrap_MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   count_call(CallId::MPI_Waitall);
+  if (replica::on()) return replica::waitall(count, reqs, statuses);
   PersistentView view(count, reqs);
   std::vector<Op> ops = ops_of(count, reqs, "MPI_Waitall", true);
   int rc = p2p::complete_all(count, reqs, ops.data(), statuses);
@@ -335,6 +347,7 @@ extern "C" int __wrap_MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI
 
 extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Test);
+  if (replica::on()) return replica::test(req, flag, status);
   PersistentView view(1, req);
   nbc_turn(nullptr);
   MPI_Request key = *req;

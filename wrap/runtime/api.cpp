@@ -10,6 +10,7 @@
 #include "detector/runtime.hpp"
 #include "wrap/calls.h"
 #include "wrap/core/errors.hpp"
+#include "wrap/replica/replica.hpp"
 
 namespace cohort::wrap {
 namespace {
@@ -52,11 +53,15 @@ CallCounters *new_thread_counters() {
 
 extern "C" {
 
-int cohort_failed_count(void) { return static_cast<int>(cohort::detector::failure_epoch()); }
+int cohort_failed_count(void) {
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::failed_logical_count();
+  return static_cast<int>(cohort::detector::failure_epoch());
+}
 
 int cohort_failed_ranks(int *ranks, int max) {
   if (max <= 0) return 0;
   if (ranks == nullptr) return -1;
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::failed_logical(ranks, max);
   std::vector<int> failed = cohort::detector::failed_ranks();
   int n = 0;
   for (int r : failed) {

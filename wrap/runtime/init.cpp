@@ -29,6 +29,7 @@
 #include "wrap/runtime/lifecycle.hpp"
 #include "wrap/core/policy.hpp"
 #include "wrap/p2p/request.hpp"
+#include "wrap/replica/replica.hpp"
 #include "wrap/runtime/session.hpp"
 #include "wrap/core/stop_job.hpp"
 #include "wrap/core/ulfm_mode.hpp"
@@ -79,6 +80,7 @@ int init_common(int *argc, char ***argv, int *provided) {
     return PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided);
   } else {
     rc = start("MPI_Init", argc, argv, provided, init_world_thread);
+    if (rc == MPI_SUCCESS) replica::start();
   }
   if (rc != MPI_SUCCESS) return rc;
   set_world_model(true);
@@ -109,6 +111,7 @@ extern "C" int __wrap_MPI_Finalize(void) {
   count_call(CallId::MPI_Finalize);
   namespace wrap = cohort::wrap;
   if (!wrap::running()) return PMPI_Finalize();
+  if (wrap::replica::on()) wrap::replica::finish();
   wrap::set_world_model(false);
   if (wrap::session::open_count() > 0) {
     // NOTE: the program's sessions still use MPI and cohort: the MPI library's finalize of the World Model

@@ -1,0 +1,816 @@
+// The MPI side of replication: moves the mirror protocol's wire messages (replica/protocol.hpp) over a
+// communicator of cohort's own, matches logical messages to the program's receives, and runs the calls
+// of the first slice on them (see replica.hpp for what is handled, docs/design/replication.md for why).
+#include "wrap/replica/replica.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "detector/log.hpp"
+#include "detector/runtime.hpp"
+#include "detector/world.hpp"
+#include "replica/placement.hpp"
+#include "replica/protocol.hpp"
+#include "wrap/core/policy.hpp"
+#include "wrap/core/settings.hpp"
+
+namespace cohort::wrap::replica {
+namespace {
+
+using cohort::replica::Bytes;
+using cohort::replica::Channel;
+using cohort::replica::Delivery;
+using cohort::replica::Endpoint;
+using cohort::replica::Placement;
+using cohort::replica::Wire;
+
+// Channel contexts: the program's point-to-point on MPI_COMM_WORLD, and the collectives' schedules on it
+// (their own channels, so that a collective never matches a program's receive).
+constexpr int kWorldP2p = 0;
+constexpr int kWorldColl = 1;
+constexpr int kWireTag = 1;  // on cohort's own communicator, which carries nothing else
+
+// An MPI_ANY_SOURCE outcome: the source logical rank and the sequence number of the matched message.
+std::int64_t encode_match(int src, std::uint64_t seq) { return (static_cast<std::int64_t>(seq) << 16) | src; }
+int match_src(std::int64_t o) { return static_cast<int>(o & 0xffff); }
+std::uint64_t match_seq(std::int64_t o) { return static_cast<std::uint64_t>(o) >> 16; }
+
+// ---- the wire format: a fixed header, then the payload ----
+struct Header {
+  std::int32_t kind, context, src, dst, tag, epoch;
+  std::uint64_t seq, event;
+  std::int64_t outcome;
+};
+
+Bytes encode(const Wire &w) {
+  Header h{w.kind, w.channel.context, w.channel.src, w.channel.dst, w.tag, w.epoch, w.seq, w.event, w.outcome};
+  Bytes b(sizeof h + w.payload.size());
+  std::memcpy(b.data(), &h, sizeof h);
+  if (!w.payload.empty()) std::memcpy(b.data() + sizeof h, w.payload.data(), w.payload.size());
+  return b;
+}
+
+bool decode(const Bytes &b, int from, int to, Wire *w) {
+  Header h;
+  if (b.size() < sizeof h) return false;
+  std::memcpy(&h, b.data(), sizeof h);
+  w->kind = static_cast<Wire::Kind>(h.kind);
+  w->from = from;
+  w->to = to;
+  w->channel = Channel{h.context, h.src, h.dst};
+  w->tag = h.tag;
+  w->epoch = h.epoch;
+  w->seq = h.seq;
+  w->event = h.event;
+  w->outcome = h.outcome;
+  w->payload.assign(b.begin() + sizeof h, b.end());
+  return true;
+}
+
+// A receive the program (or a collective's schedule) posted, in post order until it matched.
+struct Recv {
+  int context = kWorldP2p;
+  int source = 0;  // logical rank or MPI_ANY_SOURCE
+  int tag = 0;     // or MPI_ANY_TAG
+  void *buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_BYTE;
+  Bytes *into = nullptr;  // a schedule's receive: the packed payload, not unpacked
+  std::uint64_t event = 0;  // MPI_ANY_SOURCE: its decision event
+  bool candidate_given = false;
+  bool done = false;
+  MPI_Status status{};
+  int rc = MPI_SUCCESS;
+};
+
+struct Request {
+  std::shared_ptr<Recv> recv;  // null: a send (complete once its copies were handed to MPI)
+};
+
+struct InFlight {
+  MPI_Request req;
+  std::unique_ptr<Bytes> buf;
+  int to;
+};
+
+class Engine {
+ public:
+  Engine(int n, int r, const std::vector<int> &hosts, std::vector<std::string> host_names, MPI_Comm comm)
+      : placement_(n, r, hosts), ep_(&placement_, detector::world_rank()), comm_(comm),
+        host_names_(std::move(host_names)) {}
+
+  const Placement &placement() const { return placement_; }
+  Endpoint &endpoint() { return ep_; }
+  int logical() const { return ep_.logical(); }
+  int size() const { return placement_.logical_size(); }
+
+  // ---- progress ----
+  /// One round: deaths, incoming wire messages, outgoing ones, deliveries, matching. Returns true when
+  /// something moved.
+  bool poll() {
+    detector::note_progress();
+    bool moved = check_deaths();
+    moved |= drain();
+    flush();
+    retire_sends();
+    moved |= pull_deliveries();
+    moved |= match();
+    flush();
+    return moved;
+  }
+  /// Polls until done() holds, yielding the core between idle rounds.
+  template <class Done>
+  void until(Done done) {
+    int idle = 0;
+    while (!done()) {
+      if (poll()) {
+        idle = 0;
+        continue;
+      }
+      if (++idle < 64) {
+        sched_yield();
+      } else {
+        struct timespec ts{0, 50000};
+        nanosleep(&ts, nullptr);
+      }
+    }
+  }
+
+  // ---- messages ----
+  void send_packed(int context, int dst, int tag, const Bytes &payload) {
+    ep_.send(context, dst, tag, payload, &out_);
+    flush();
+  }
+  std::shared_ptr<Recv> post_recv(std::shared_ptr<Recv> r) {
+    if (r->context == kWorldP2p && r->source == MPI_ANY_SOURCE) r->event = next_event_++;
+    posted_.push_back(r);
+    poll();
+    return r;
+  }
+  void wait_recv(const std::shared_ptr<Recv> &r) {
+    until([&] { return r->done; });
+  }
+
+  // ---- decisions ----
+  /// A decision event of the program (numbered in program order): the leader's candidate becomes the
+  /// outcome of every replica.
+  std::int64_t decide(std::int64_t candidate) {
+    std::uint64_t event = next_event_++;
+    ep_.decide(event, candidate, &out_);
+    flush();
+    std::int64_t outcome = 0;
+    until([&] { return ep_.decided(event, &outcome); });
+    used(event);
+    return outcome;
+  }
+
+  void finish() {
+    until([&] { return sends_.empty(); });
+  }
+
+  std::vector<int> lost_logical() const { return lost_logical_; }
+
+ private:
+  bool check_deaths() {
+    std::uint64_t epoch = detector::failure_epoch();
+    if (epoch == seen_epoch_) return false;
+    seen_epoch_ = epoch;
+    std::vector<int> failed = detector::failed_ranks();
+    bool moved = false;
+    for (int w : failed) {
+      if (w < 0 || w >= placement_.world_size() || !ep_.liveness().alive(w)) continue;
+      moved = true;
+      const bool was_leader = ep_.is_leader();
+      cohort::replica::Death d = ep_.replica_died(w, &out_);
+      if (!was_leader && ep_.is_leader()) become_leader();
+      const char *host = host_names_[static_cast<std::size_t>(w)].c_str();
+      const int left = ep_.liveness().live_replicas(d.logical);
+      if (!d.logical_dead) {
+        if (ep_.is_leader() && d.logical == logical())
+          COHORT_LOG_WARN("replica %d of logical rank %d (world rank %d, host %s) died; %d of %d replicas left",
+                          d.replica, d.logical, w, host, left, placement_.replicas());
+        continue;
+      }
+      lost_logical_.push_back(d.logical);
+      // NOTE: the cut of a dead logical sender's channels is not built (docs/design/replication.md): a
+      // receive from it could wait forever or differ between replicas, so the job stops.
+      if (ep_.is_leader() && first_live_logical() == logical())
+        COHORT_LOG_ERROR("replica %d of logical rank %d (world rank %d, host %s) died; logical rank %d lost every "
+                         "replica, which replication does not handle yet: stopping the job",
+                         d.replica, d.logical, w, host, d.logical);
+      std::fflush(nullptr);
+      stop_job(1);
+    }
+    return moved;
+  }
+
+  int first_live_logical() const {
+    for (int l = 0; l < size(); ++l)
+      if (ep_.liveness().logical_alive(l)) return l;
+    return -1;
+  }
+
+  void become_leader() {
+    // NOTE: what the program wrote while a twin is output its leader wrote: flushed to /dev/null first.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (saved_out_ >= 0) dup2(saved_out_, 1);
+    if (saved_err_ >= 0) dup2(saved_err_, 2);
+  }
+
+ public:
+  void silence_if_twin() {
+    if (ep_.is_leader()) return;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    saved_out_ = dup(1);
+    saved_err_ = dup(2);
+    int null = open("/dev/null", O_WRONLY);
+    if (null < 0) return;
+    dup2(null, 1);
+    dup2(null, 2);
+    close(null);
+  }
+
+ private:
+  bool drain() {
+    bool moved = false;
+    for (int i = 0; i < 64; ++i) {
+      int flag = 0;
+      MPI_Message msg;
+      MPI_Status st;
+      PMPI_Improbe(MPI_ANY_SOURCE, kWireTag, comm_, &flag, &msg, &st);
+      if (!flag) break;
+      int n = 0;
+      PMPI_Get_count(&st, MPI_BYTE, &n);
+      Bytes b(static_cast<std::size_t>(n));
+      PMPI_Mrecv(b.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+      Wire w;
+      if (!decode(b, st.MPI_SOURCE, ep_.self(), &w)) continue;
+      ep_.receive(w, &out_);
+      moved = true;
+    }
+    return moved;
+  }
+
+  void flush() {
+    for (Wire &w : out_) {
+      if (!ep_.liveness().alive(w.to)) continue;
+      auto buf = std::make_unique<Bytes>(encode(w));
+      MPI_Request req;
+      PMPI_Isend(buf->data(), static_cast<int>(buf->size()), MPI_BYTE, w.to, kWireTag, comm_, &req);
+      sends_.push_back(InFlight{req, std::move(buf), w.to});
+    }
+    out_.clear();
+  }
+
+  void retire_sends() {
+    for (auto it = sends_.begin(); it != sends_.end();) {
+      int flag = 0;
+      PMPI_Test(&it->req, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        it = sends_.erase(it);
+      } else if (!ep_.liveness().alive(it->to)) {
+        // NOTE: MPI may still read a copy to a dead replica; its request and buffer are abandoned.
+        abandoned_.push_back(std::move(it->buf));
+        it = sends_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  bool pull_deliveries() {
+    bool moved = false;
+    for (const Channel &c : ep_.ready_channels()) {
+      Delivery d;
+      while (ep_.deliver(c, &d)) {
+        arrived_[c].push_back(std::move(d));
+        moved = true;
+      }
+    }
+    return moved;
+  }
+
+  static bool tag_matches(int want, int got) { return want == MPI_ANY_TAG || want == got; }
+
+  // The first unmatched logical message of channel c that a receive of `tag` takes (MPI's order).
+  std::deque<Delivery>::iterator first_match(const Channel &c, int tag) {
+    auto &q = arrived_[c];
+    for (auto it = q.begin(); it != q.end(); ++it)
+      if (tag_matches(tag, it->tag)) return it;
+    return q.end();
+  }
+
+  void complete(Recv &r, std::deque<Delivery> &q, std::deque<Delivery>::iterator it) {
+    Delivery d = std::move(*it);
+    q.erase(it);
+    r.done = true;
+    if (r.into != nullptr) {
+      *r.into = std::move(d.payload);
+      return;
+    }
+    int tsize = 0;
+    PMPI_Type_size(r.type, &tsize);
+    int n = tsize > 0 ? static_cast<int>(d.payload.size() / static_cast<std::size_t>(tsize)) : 0;
+    if (n > r.count) {
+      r.rc = MPI_ERR_TRUNCATE;
+      n = r.count;
+    }
+    if (n > 0) {
+      int pos = 0;
+      PMPI_Unpack(d.payload.data(), static_cast<int>(d.payload.size()), &pos, r.buf, n, r.type, comm_);
+    }
+    r.status.MPI_SOURCE = d.channel.src;
+    r.status.MPI_TAG = d.tag;
+    r.status.MPI_ERROR = r.rc;
+    PMPI_Status_set_elements(&r.status, r.type, n);
+  }
+
+  // Matches posted receives in post order. A receive with a named source takes the first message of its
+  // channel with a matching tag, unless an earlier MPI_ANY_SOURCE receive of the same communicator that
+  // could take it is not matched yet. An MPI_ANY_SOURCE receive takes the message the leader decided.
+  bool match() {
+    bool moved = false;
+    std::map<int, std::vector<int>> open_any;  // context -> tags of earlier unmatched ANY_SOURCE receives
+    for (auto it = posted_.begin(); it != posted_.end();) {
+      Recv &r = **it;
+      auto blocked = [&](int ctx, int tag) {
+        auto f = open_any.find(ctx);
+        if (f == open_any.end()) return false;
+        for (int t : f->second)
+          if (t == MPI_ANY_TAG || tag == MPI_ANY_TAG || t == tag) return true;
+        return false;
+      };
+      if (r.source != MPI_ANY_SOURCE) {
+        if (!blocked(r.context, r.tag)) {
+          Channel c{r.context, r.source, logical()};
+          auto m = first_match(c, r.tag);
+          if (m != arrived_[c].end()) {
+            complete(r, arrived_[c], m);
+            it = posted_.erase(it);
+            moved = true;
+            continue;
+          }
+        }
+        ++it;
+        continue;
+      }
+      // MPI_ANY_SOURCE: the first unmatched one of its communicator is decided; later ones wait.
+      if (open_any.count(r.context) == 0) {
+        std::int64_t outcome = 0;
+        if (ep_.decided(r.event, &outcome)) {
+          Channel c{r.context, match_src(outcome), logical()};
+          auto &q = arrived_[c];
+          for (auto m = q.begin(); m != q.end(); ++m) {
+            if (m->seq != match_seq(outcome)) continue;
+            complete(r, q, m);
+            used(r.event);
+            break;
+          }
+        } else if (!r.candidate_given) {
+          std::int64_t cand = 0;
+          if (any_candidate(r, &cand)) {
+            ep_.decide(r.event, cand, &out_);
+            r.candidate_given = true;
+            moved = true;
+          }
+        }
+      }
+      if (r.done) {
+        it = posted_.erase(it);
+        moved = true;
+        continue;
+      }
+      open_any[r.context].push_back(r.tag);
+      ++it;
+    }
+    return moved;
+  }
+
+  // The leader's choice for an MPI_ANY_SOURCE receive: the first source, round robin after the last one
+  // chosen, with a message of a matching tag.
+  bool any_candidate(const Recv &r, std::int64_t *cand) {
+    for (int k = 1; k <= size(); ++k) {
+      int src = (last_any_src_ + k) % size();
+      Channel c{r.context, src, logical()};
+      auto m = first_match(c, r.tag);
+      if (m == arrived_[c].end()) continue;
+      last_any_src_ = src;
+      *cand = encode_match(src, m->seq);
+      return true;
+    }
+    return false;
+  }
+
+  // Events are freed in program order: the protocol forgets what is below the last consumed one.
+  void used(std::uint64_t event) {
+    used_.insert(event);
+    while (used_.count(consumed_below_) != 0) {
+      ep_.consumed(consumed_below_);
+      used_.erase(consumed_below_);
+      ++consumed_below_;
+    }
+  }
+
+  Placement placement_;
+  Endpoint ep_;
+  MPI_Comm comm_;
+  std::vector<std::string> host_names_;
+  std::vector<Wire> out_;
+  std::list<InFlight> sends_;
+  std::vector<std::unique_ptr<Bytes>> abandoned_;
+  std::map<Channel, std::deque<Delivery>> arrived_;
+  std::list<std::shared_ptr<Recv>> posted_;
+  std::uint64_t seen_epoch_ = 0;
+  std::uint64_t next_event_ = 0;
+  std::uint64_t consumed_below_ = 0;
+  std::set<std::uint64_t> used_;
+  int last_any_src_ = -1;
+  int saved_out_ = -1, saved_err_ = -1;
+  std::vector<int> lost_logical_;
+};
+
+Engine *g_engine = nullptr;
+int g_replicas = 1;
+
+// ---- requests: handles of cohort's own, never passed to MPI ----
+std::map<std::uintptr_t, Request> g_requests;
+std::uintptr_t g_next_request = 0x5EED0000u;
+
+// NOTE: MPI_Request is a pointer in Open MPI and an int in MPICH; the handle carries the table's key.
+template <class H>
+H to_handle(std::uintptr_t id) {
+  if constexpr (std::is_pointer_v<H>)
+    return reinterpret_cast<H>(id);
+  else
+    return static_cast<H>(id);
+}
+template <class H>
+std::uintptr_t from_handle(H h) {
+  if constexpr (std::is_pointer_v<H>)
+    return reinterpret_cast<std::uintptr_t>(h);
+  else
+    return static_cast<std::uintptr_t>(h);
+}
+
+MPI_Request new_request(Request r) {
+  std::uintptr_t id = g_next_request;
+  g_next_request += 8;
+  g_requests.emplace(id, std::move(r));
+  return to_handle<MPI_Request>(id);
+}
+
+std::uintptr_t request_id(MPI_Request r) { return from_handle(r); }
+
+void need_world(MPI_Comm comm, const char *call) {
+  if (comm != MPI_COMM_WORLD)
+    log::fatal(1, "%s: under replication (COHORT_REPLICAS=%d) only MPI_COMM_WORLD is supported yet; stopping", call,
+               g_replicas);
+}
+
+void need_rank(int rank, const char *what, const char *call) {
+  if (rank < 0 || rank >= g_engine->size())
+    log::fatal(1, "%s: %s %d is not a rank of MPI_COMM_WORLD (size %d)", call, what, rank, g_engine->size());
+}
+
+Bytes pack(const void *buf, int count, MPI_Datatype type) {
+  int size = 0;
+  PMPI_Pack_size(count, type, MPI_COMM_WORLD, &size);
+  Bytes b(static_cast<std::size_t>(size));
+  int pos = 0;
+  if (count > 0) PMPI_Pack(buf, count, type, b.data(), size, &pos, MPI_COMM_WORLD);
+  b.resize(static_cast<std::size_t>(pos));
+  return b;
+}
+
+void unpack(const Bytes &b, void *buf, int count, MPI_Datatype type) {
+  int pos = 0;
+  if (count > 0 && !b.empty())
+    PMPI_Unpack(b.data(), static_cast<int>(b.size()), &pos, buf, count, type, MPI_COMM_WORLD);
+}
+
+// A schedule's blocking receive of logical rank src's next message on the collectives' channel.
+Bytes coll_recv(int src) {
+  auto r = std::make_shared<Recv>();
+  r->context = kWorldColl;
+  r->source = src;
+  r->tag = MPI_ANY_TAG;
+  Bytes b;
+  r->into = &b;
+  g_engine->post_recv(r);
+  g_engine->wait_recv(r);
+  return b;
+}
+
+void coll_send(int dst, const Bytes &b) { g_engine->send_packed(kWorldColl, dst, 0, b); }
+
+void set_empty_status(MPI_Status *status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = MPI_PROC_NULL;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->MPI_ERROR = MPI_SUCCESS;
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+}
+
+// Reduces the contributions of logical ranks 0..N-1 in that order: ((c0 op c1) op c2) ..., with the
+// program's operation applied as MPI_Reduce_local(in, inout) = in op inout, from the last one down; every
+// replica of the root combines the same bytes in the same order.
+void combine(std::vector<Bytes> &parts, void *recvbuf, int count, MPI_Datatype type, MPI_Op op) {
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(type, &lb, &extent);
+  const std::size_t span = static_cast<std::size_t>(extent) * static_cast<std::size_t>(count);
+  std::vector<unsigned char> acc(span), in(span);
+  unpack(parts.back(), acc.data() - lb, count, type);
+  for (int i = static_cast<int>(parts.size()) - 2; i >= 0; --i) {
+    unpack(parts[static_cast<std::size_t>(i)], in.data() - lb, count, type);
+    PMPI_Reduce_local(in.data() - lb, acc.data() - lb, count, type, op);
+  }
+  Bytes packed = pack(acc.data() - lb, count, type);
+  unpack(packed, recvbuf, count, type);
+}
+
+}  // namespace
+
+// ---- start and stop ----
+
+void start() {
+  g_replicas = static_cast<int>(read_setting(setting::COHORT_REPLICAS));
+  if (g_replicas == 1) return;
+  int world_size = 0, world_rank = 0;
+  PMPI_Comm_size(cohort::world(), &world_size);
+  PMPI_Comm_rank(cohort::world(), &world_rank);
+  if (world_size % g_replicas != 0)
+    log::fatal(2, "COHORT_REPLICAS=%d: the job has %d processes, not a multiple of %d (cohort-run --replicas R -n N "
+               "starts R x N)", g_replicas, world_size, g_replicas);
+  if (cohort::world_from_session())
+    log::fatal(2, "COHORT_REPLICAS=%d: replication needs MPI_Init (the Sessions model is not supported yet)",
+               g_replicas);
+  MPI_Comm comm;
+  PMPI_Comm_dup(cohort::world(), &comm);
+  // Host of every world rank, for the placement rule and the warn lines.
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  PMPI_Get_processor_name(name, &len);
+  std::vector<char> all(static_cast<std::size_t>(world_size) * MPI_MAX_PROCESSOR_NAME);
+  PMPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+  std::vector<std::string> names;
+  std::vector<int> hosts;
+  std::map<std::string, int> index;
+  for (int w = 0; w < world_size; ++w) {
+    names.emplace_back(&all[static_cast<std::size_t>(w) * MPI_MAX_PROCESSOR_NAME]);
+    hosts.push_back(index.emplace(names.back(), static_cast<int>(index.size())).first->second);
+  }
+  g_engine = new Engine(world_size / g_replicas, g_replicas, hosts, std::move(names), comm);
+  if (world_rank == 0) {
+    COHORT_LOG_INFO("replication: %d logical ranks x %d replicas; %d logical ranks with two replicas on one host",
+                    g_engine->size(), g_replicas, g_engine->placement().shared_host_ranks());
+    if (log::enabled(log::Level::info)) {
+      std::string d = g_engine->placement().describe();
+      std::size_t at = 0;
+      while (at < d.size()) {
+        std::size_t nl = d.find('\n', at);
+        if (nl == std::string::npos) nl = d.size();
+        COHORT_LOG_INFO("replication: %s", d.substr(at, nl - at).c_str());
+        at = nl + 1;
+      }
+    }
+  }
+  g_engine->silence_if_twin();
+  replica_mode::g_on.store(true);
+}
+
+void finish() {
+  if (g_engine != nullptr) g_engine->finish();
+}
+
+void stop_unsupported(const char *call) {
+  log::fatal(1, "%s is not supported under replication (COHORT_REPLICAS=%d) yet; stopping at the call", call,
+             g_replicas);
+}
+
+int failed_logical(int *ranks, int max) {
+  std::vector<int> lost = g_engine->lost_logical();
+  int n = 0;
+  for (int l : lost) {
+    if (n == max) break;
+    ranks[n++] = l;
+  }
+  return n;
+}
+
+int failed_logical_count() { return static_cast<int>(g_engine->lost_logical().size()); }
+
+// ---- the calls ----
+
+int comm_rank(MPI_Comm comm, int *rank) {
+  if (comm != MPI_COMM_WORLD) return PMPI_Comm_rank(comm, rank);
+  *rank = g_engine->logical();
+  return MPI_SUCCESS;
+}
+
+int comm_size(MPI_Comm comm, int *size) {
+  if (comm != MPI_COMM_WORLD) return PMPI_Comm_size(comm, size);
+  *size = g_engine->size();
+  return MPI_SUCCESS;
+}
+
+int send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, const char *call) {
+  need_world(comm, call);
+  if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  need_rank(dest, "destination", call);
+  g_engine->send_packed(kWorldP2p, dest, tag, pack(buf, count, type));
+  return MPI_SUCCESS;
+}
+
+namespace {
+std::shared_ptr<Recv> post(void *buf, int count, MPI_Datatype type, int source, int tag, const char *call) {
+  if (source != MPI_ANY_SOURCE) need_rank(source, "source", call);
+  auto r = std::make_shared<Recv>();
+  r->source = source;
+  r->tag = tag;
+  r->buf = buf;
+  r->count = count;
+  r->type = type;
+  return g_engine->post_recv(r);
+}
+}  // namespace
+
+int recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+  need_world(comm, "MPI_Recv");
+  if (source == MPI_PROC_NULL) {
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  auto r = post(buf, count, type, source, tag, "MPI_Recv");
+  g_engine->wait_recv(r);
+  if (status != MPI_STATUS_IGNORE) *status = r->status;
+  return r->rc;
+}
+
+int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+  int rc = send(buf, count, type, dest, tag, comm, "MPI_Isend");
+  *request = new_request(Request{});
+  return rc;
+}
+
+int irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+  need_world(comm, "MPI_Irecv");
+  Request q;
+  if (source != MPI_PROC_NULL) q.recv = post(buf, count, type, source, tag, "MPI_Irecv");
+  *request = new_request(std::move(q));
+  return MPI_SUCCESS;
+}
+
+namespace {
+// Completes a request known complete: its status, and the handle freed.
+int finish_request(MPI_Request *request, MPI_Status *status) {
+  auto it = g_requests.find(request_id(*request));
+  int rc = MPI_SUCCESS;
+  if (it->second.recv) {
+    if (status != MPI_STATUS_IGNORE) *status = it->second.recv->status;
+    rc = it->second.recv->rc;
+  } else {
+    set_empty_status(status);
+  }
+  g_requests.erase(it);
+  *request = MPI_REQUEST_NULL;
+  return rc;
+}
+
+Request *find_request(MPI_Request request, const char *call) {
+  auto it = g_requests.find(request_id(request));
+  if (it == g_requests.end())
+    log::fatal(1, "%s: a request that was not made under replication (or was freed already)", call);
+  return &it->second;
+}
+}  // namespace
+
+int wait(MPI_Request *request, MPI_Status *status) {
+  if (*request == MPI_REQUEST_NULL) {
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  Request *q = find_request(*request, "MPI_Wait");
+  if (q->recv) g_engine->wait_recv(q->recv);
+  return finish_request(request, status);
+}
+
+int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  bool failed = false;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+    if (wait(&requests[i], st) != MPI_SUCCESS) failed = true;
+  }
+  return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int test(MPI_Request *request, int *flag, MPI_Status *status) {
+  if (*request == MPI_REQUEST_NULL) {
+    *flag = 1;
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  Request *q = find_request(*request, "MPI_Test");
+  if (q->recv) {
+    // NOTE: whether a receive has completed differs between replicas; the leader's answer is everyone's.
+    g_engine->poll();
+    std::shared_ptr<Recv> r = q->recv;
+    if (g_engine->decide(r->done ? 1 : 0) == 0) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+    g_engine->wait_recv(r);
+  }
+  *flag = 1;
+  return finish_request(request, status);
+}
+
+// ---- collectives: linear schedules over the logical ranks on the collectives' channels ----
+
+int barrier(MPI_Comm comm) {
+  need_world(comm, "MPI_Barrier");
+  const int me = g_engine->logical(), n = g_engine->size();
+  if (me == 0) {
+    for (int i = 1; i < n; ++i) coll_recv(i);
+    for (int i = 1; i < n; ++i) coll_send(i, {});
+  } else {
+    coll_send(0, {});
+    coll_recv(0);
+  }
+  return MPI_SUCCESS;
+}
+
+int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  need_world(comm, "MPI_Bcast");
+  need_rank(root, "root", "MPI_Bcast");
+  const int me = g_engine->logical(), n = g_engine->size();
+  if (me == root) {
+    Bytes b = pack(buf, count, type);
+    for (int i = 0; i < n; ++i)
+      if (i != root) coll_send(i, b);
+  } else {
+    unpack(coll_recv(root), buf, count, type);
+  }
+  return MPI_SUCCESS;
+}
+
+int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  need_world(comm, "MPI_Reduce");
+  need_rank(root, "root", "MPI_Reduce");
+  const int me = g_engine->logical(), n = g_engine->size();
+  if (me != root) {
+    coll_send(root, pack(sendbuf, count, type));
+    return MPI_SUCCESS;
+  }
+  std::vector<Bytes> parts(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    parts[static_cast<std::size_t>(i)] =
+        i == root ? pack(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type) : coll_recv(i);
+  combine(parts, recvbuf, count, type, op);
+  return MPI_SUCCESS;
+}
+
+int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  need_world(comm, "MPI_Allreduce");
+  reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf, count, type, op, 0, comm);
+  return bcast(recvbuf, count, type, 0, comm);
+}
+
+int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  need_world(comm, "MPI_Gather");
+  need_rank(root, "root", "MPI_Gather");
+  const int me = g_engine->logical(), n = g_engine->size();
+  if (me != root) {
+    coll_send(root, pack(sendbuf, sendcount, sendtype));
+    return MPI_SUCCESS;
+  }
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(recvtype, &lb, &extent);
+  for (int i = 0; i < n; ++i) {
+    char *slot = static_cast<char *>(recvbuf) + static_cast<MPI_Aint>(i) * recvcount * extent;
+    if (i == root) {
+      if (sendbuf != MPI_IN_PLACE) unpack(pack(sendbuf, sendcount, sendtype), slot, recvcount, recvtype);
+    } else {
+      unpack(coll_recv(i), slot, recvcount, recvtype);
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace cohort::wrap::replica

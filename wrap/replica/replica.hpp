@@ -1,0 +1,93 @@
+// Replication under MPI (COHORT_REPLICAS = 2 or 3): each logical rank of the program runs as r processes,
+// its replicas; the program sees the N logical ranks. This room moves the wire messages of the sans-IO
+// mirror protocol (replica/protocol.hpp) over MPI and implements the calls of the first slice on it
+// (docs/design/replication.md, "What is integrated"):
+// - MPI_Comm_rank/size of MPI_COMM_WORLD give the logical rank and size;
+// - point-to-point on MPI_COMM_WORLD: a send is packed and handed to the protocol, which copies it to
+//   every live replica of the receiver with its channel and sequence number (the send is then complete:
+//   cohort holds the copy); receives match logical messages in post order, as MPI's matching rules say,
+//   and an MPI_ANY_SOURCE receive and the flag of MPI_Test on a receive are decisions of the leader;
+// - Barrier, Bcast, Reduce, Allreduce and Gather on MPI_COMM_WORLD run as linear point-to-point schedules
+//   on mirror channels of their own; reductions combine in rank order, so every replica computes the same
+//   bits;
+// - the failure detector's dead world ranks go to the protocol as replica deaths (one warn line each);
+// - only the leader of a logical rank writes to stdout and stderr (its twins' are /dev/null until one of
+//   them becomes leader).
+// Every other wrapped call stops the program at the call (replica_calls.cpp). Progress is made by the
+// program's thread, inside these calls. Thread-safety: the program's calls from one thread at a time.
+#pragma once
+#include <mpi.h>
+
+#include "wrap/calls.h"
+
+namespace cohort::wrap::replica {
+
+/// True when the job runs replicated (COHORT_REPLICAS >= 2 at MPI_Init).
+inline bool on() { return replica_mode::g_on.load(std::memory_order_relaxed); }
+
+/// Reads COHORT_REPLICAS; with 2 or 3, sets up the placement, the protocol and the program's view (one
+/// line and exit 2 when the world size is not a multiple). Collective over the world; call at MPI_Init
+/// after cohort started.
+void start();
+/// Completes this replica's copies in flight before MPI_Finalize (copies to dead replicas are abandoned).
+void finish();
+
+/// Whether wrap/replica/ handles the call under replication (replica_calls.cpp).
+bool handles(CallId id);
+/// One line naming the call and exit: the call is not supported under replication.
+[[noreturn]] void stop_unsupported(const char *call);
+
+/// Logical ranks with no live replica left, in the order they were lost (the C API's failed ranks).
+int failed_logical(int *ranks, int max);
+int failed_logical_count();
+
+int comm_rank(MPI_Comm comm, int *rank);
+int comm_size(MPI_Comm comm, int *size);
+int send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, const char *call);
+int recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status);
+int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request);
+int wait(MPI_Request *request, MPI_Status *status);
+int waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int test(MPI_Request *request, int *flag, MPI_Status *status);
+
+int barrier(MPI_Comm comm);
+int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
+int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm);
+
+/// The collectives' entry points (generated from wrap/calls.def, wrap/coll/coll.cpp) hand their call
+/// here; only the calls handles() lets through reach it, matched by their parameter lists.
+// (Several calls share a parameter list: each overload checks the call it implements.)
+inline int collective(CallId id, MPI_Comm comm) {
+  if (id != CallId::MPI_Barrier) stop_unsupported(info(id).name);
+  return barrier(comm);
+}
+inline int collective(CallId id, void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  if (id != CallId::MPI_Bcast) stop_unsupported(info(id).name);
+  return bcast(buf, count, type, root, comm);
+}
+inline int collective(CallId id, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                      MPI_Comm comm) {
+  if (id != CallId::MPI_Reduce) stop_unsupported(info(id).name);
+  return reduce(sendbuf, recvbuf, count, type, op, root, comm);
+}
+inline int collective(CallId id, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                      MPI_Comm comm) {
+  if (id != CallId::MPI_Allreduce) stop_unsupported(info(id).name);
+  return allreduce(sendbuf, recvbuf, count, type, op, comm);
+}
+inline int collective(CallId id, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (id != CallId::MPI_Gather) stop_unsupported(info(id).name);
+  return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+/// Any other collective: check_call stopped it before its entry point got here.
+template <class... Args>
+int collective(CallId id, Args...) {
+  stop_unsupported(info(id).name);
+}
+
+}  // namespace cohort::wrap::replica

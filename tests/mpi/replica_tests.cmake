@@ -34,5 +34,13 @@ if(COHORT_BUILD_EXAMPLES)
   # (the wall time is the one line that differs between any two runs)
   replica_test(replica.montecarlo_pi TIMEOUT 60
     ARGS --ignore "^wall time:" --expect "^pi ~ " --kill rank=0,after_ms=300 --kill rank=3,after_ms=300
-    COMMAND $<TARGET_FILE:montecarlo_pi> 100 300000)
+    COMMAND $<TARGET_FILE:montecarlo_pi> 60 2000000)
+endif()
+# A call replication does not handle stops the program at the call, with one line naming it (the
+# example's MPI_Win_allocate), never a result.
+if(COHORT_BUILD_EXAMPLES)
+  cohort_mpi_test(replica.unsupported_call_stops PART replica NP 2 TIMEOUT 60 EXIT 1 RUN_ARGS --replicas 2
+    ENV ${_repl_env}
+    EXPECT "error: MPI_Win_allocate is not supported under replication \\(COHORT_REPLICAS=2\\) yet; stopping at the call$"
+    COMMAND $<TARGET_FILE:work_counter>)
 endif()

@@ -1,11 +1,12 @@
 /* replica_ring: a program whose output depends on every message, for the replication tests
- * (tests/mpi/replica_tests.cmake). Each round: a token goes round the ring (MPI_Send/MPI_Recv), neighbours
- * exchange with MPI_Sendrecv and with MPI_Isend/MPI_Irecv/MPI_Waitall, rank 0 collects one value from
- * every other rank with MPI_ANY_SOURCE receives and waits for one more with an MPI_Test loop, and
- * Barrier, Bcast, Reduce, Allreduce and Gather run over all ranks. Rank 0 prints a checksum every 25
- * rounds; every rank checks what it received against what the senders computed, and rank 0 prints
- * `cohort-test: rank 0 PASS` when all did (FAIL otherwise). The output is the same for any number of replicas and any
- * replica deaths that leave each logical rank a replica (docs/design/replication.md).
+ * (tests/mpi/replica_tests.cmake). Each round: a token goes round the ring (MPI_Send/MPI_Recv); neighbours
+ * exchange with MPI_Sendrecv, with MPI_Isend/MPI_Irecv/MPI_Waitall, and with MPI_Waitany, MPI_Testall and
+ * MPI_Testany; rank 0 collects one value from every other rank with MPI_ANY_SOURCE receives and waits for
+ * one more with an MPI_Test loop; Barrier, Bcast, Reduce, Allreduce and Gather run over all ranks. Rank 0
+ * prints a checksum every 25 rounds; every rank checks what it received against what the senders
+ * computed, and rank 0 prints `cohort-test: rank 0 PASS` when all did (FAIL otherwise). The output is the
+ * same for any number of replicas and any replica deaths that leave each logical rank a replica
+ * (docs/design/replication.md).
  *   replica_ring [rounds]   (default 200; each round sleeps 2 ms, so that a timed kill lands mid-run) */
 #include <mpi.h>
 #include <stdio.h>
@@ -50,6 +51,23 @@ int main(int argc, char **argv) {
     MPI_Isend(&mine, 1, MPI_LONG_LONG, prev, 3, MPI_COMM_WORLD, &reqs[1]);
     MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
     if (got2 != value(next, round)) ok = 0;
+    /* MPI_Waitany over two receives, then an MPI_Testall loop and an MPI_Testany loop */
+    long long a = -1, c = -1, d = -1;
+    MPI_Request rq[4], r1;
+    MPI_Irecv(&a, 1, MPI_LONG_LONG, prev, 6, MPI_COMM_WORLD, &rq[0]);
+    MPI_Irecv(&c, 1, MPI_LONG_LONG, next, 7, MPI_COMM_WORLD, &rq[1]);
+    MPI_Isend(&mine, 1, MPI_LONG_LONG, next, 6, MPI_COMM_WORLD, &rq[2]);
+    MPI_Isend(&mine, 1, MPI_LONG_LONG, prev, 7, MPI_COMM_WORLD, &rq[3]);
+    int idx = -1, fl = 0;
+    MPI_Waitany(2, rq, &idx, MPI_STATUS_IGNORE);
+    if ((idx != 0 && idx != 1) || rq[idx] != MPI_REQUEST_NULL) ok = 0;
+    while (!fl) MPI_Testall(4, rq, &fl, MPI_STATUSES_IGNORE);
+    if (a != value(prev, round) || c != value(next, round)) ok = 0;
+    MPI_Irecv(&d, 1, MPI_LONG_LONG, prev, 8, MPI_COMM_WORLD, &r1);
+    MPI_Send(&mine, 1, MPI_LONG_LONG, next, 8, MPI_COMM_WORLD);
+    fl = 0;
+    while (!fl) MPI_Testany(1, &r1, &idx, &fl, MPI_STATUS_IGNORE);
+    if (idx != 0 || d != value(prev, round)) ok = 0;
     /* MPI_ANY_SOURCE at rank 0: the sum does not depend on the order of arrival */
     if (rank == 0) {
       long long total = 0;

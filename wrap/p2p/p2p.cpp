@@ -337,6 +337,7 @@ extern "C" int __wrap_MPI_Waitall(int count, MPI_Request reqs[], MPI_Status stat
 
 extern "C" int __wrap_MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
   count_call(CallId::MPI_Waitany);
+  if (replica::on()) return replica::waitany(count, reqs, index, status);
   PersistentView view(count, reqs);
   std::vector<MPI_Request> keys(reqs, reqs + count);
   std::vector<Op> ops = ops_of(count, reqs, "MPI_Waitany", false);
@@ -363,6 +364,7 @@ extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) 
 
 extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
   count_call(CallId::MPI_Testall);
+  if (replica::on()) return replica::testall(count, reqs, flag, statuses);
   PersistentView view(count, reqs);
   nbc_turn(nullptr);
   std::vector<MPI_Request> keys(reqs, reqs + count);
@@ -385,6 +387,7 @@ extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_
 
 extern "C" int __wrap_MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Testany);
+  if (replica::on()) return replica::testany(count, reqs, index, flag, status);
   PersistentView view(count, reqs);
   nbc_turn(nullptr);
   *flag = 0;

@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "detector/world.hpp"
@@ -169,8 +170,19 @@ class Engine {
   /// A decision event of the program (numbered in program order): the leader's candidate becomes the
   /// outcome of every replica.
   std::int64_t decide(std::int64_t candidate) {
+    return decide_when([&](std::int64_t *c) {
+      *c = candidate;
+      return true;
+    });
+  }
+  /// As decide(), when this replica's candidate is not known yet: polls until candidate() gives one (a
+  /// replica proposes, or keeps for a takeover, only an outcome that is valid for it).
+  template <class Candidate>
+  std::int64_t decide_when(Candidate candidate) {
     std::uint64_t event = next_event_++;
-    ep_.decide(event, candidate, &out_);
+    std::int64_t mine = 0;
+    until([&] { return candidate(&mine); });
+    ep_.decide(event, mine, &out_);
     flush();
     std::int64_t outcome = 0;
     until([&] { return ep_.decided(event, &outcome); });
@@ -178,8 +190,17 @@ class Engine {
     return outcome;
   }
 
+  /// Before MPI_Finalize: this replica's copies in flight are complete, and every live replica of a
+  /// sender has delivered here its copy of each logical message this replica used (the duplicates are
+  /// taken off the wire: MPICH's UCX warns at finalize about messages nobody received).
   void finish() {
-    until([&] { return sends_.empty(); });
+    until([&] { return sends_.empty() && all_copies_in(); });
+    if (!log::enabled(log::Level::info) || !ep_.is_leader() || logical() != first_live_logical()) return;
+    std::string left;
+    for (int l = 0; l < size(); ++l)
+      left += (l ? ", " : "") + std::to_string(ep_.liveness().live_replicas(l));
+    COHORT_LOG_INFO("replication: live replicas of logical ranks 0..%d at MPI_Finalize: %s (of %d each)", size() - 1,
+                    left.c_str(), placement_.replicas());
   }
 
   std::vector<int> lost_logical() const { return lost_logical_; }
@@ -261,6 +282,10 @@ class Engine {
       PMPI_Mrecv(b.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
       Wire w;
       if (!decode(b, st.MPI_SOURCE, ep_.self(), &w)) continue;
+      if (w.kind == Wire::data) {
+        std::uint64_t &n = copies_from_[{w.from, w.channel}];
+        if (w.seq + 1 > n) n = w.seq + 1;
+      }
       ep_.receive(w, &out_);
       moved = true;
     }
@@ -299,6 +324,7 @@ class Engine {
     for (const Channel &c : ep_.ready_channels()) {
       Delivery d;
       while (ep_.deliver(c, &d)) {
+        ++delivered_[c];
         arrived_[c].push_back(std::move(d));
         moved = true;
       }
@@ -417,6 +443,15 @@ class Engine {
     return false;
   }
 
+  bool all_copies_in() const {
+    for (const auto &[c, n] : delivered_)
+      for (int w : ep_.liveness().live(c.src)) {
+        auto f = copies_from_.find({w, c});
+        if (f == copies_from_.end() || f->second < n) return false;
+      }
+    return true;
+  }
+
   // Events are freed in program order: the protocol forgets what is below the last consumed one.
   void used(std::uint64_t event) {
     used_.insert(event);
@@ -435,6 +470,8 @@ class Engine {
   std::list<InFlight> sends_;
   std::vector<std::unique_ptr<Bytes>> abandoned_;
   std::map<Channel, std::deque<Delivery>> arrived_;
+  std::map<Channel, std::uint64_t> delivered_;                         // logical messages delivered
+  std::map<std::pair<int, Channel>, std::uint64_t> copies_from_;      // (world rank, channel) -> seqs seen
   std::list<std::shared_ptr<Recv>> posted_;
   std::uint64_t seen_epoch_ = 0;
   std::uint64_t next_event_ = 0;
@@ -450,7 +487,7 @@ int g_replicas = 1;
 
 // ---- requests: handles of cohort's own, never passed to MPI ----
 std::map<std::uintptr_t, Request> g_requests;
-std::uintptr_t g_next_request = 0x5EED0000u;
+std::uintptr_t g_next_request = 0;
 
 // NOTE: MPI_Request is a pointer in Open MPI and an int in MPICH; the handle carries the table's key.
 template <class H>
@@ -468,9 +505,15 @@ std::uintptr_t from_handle(H h) {
     return static_cast<std::uintptr_t>(h);
 }
 
+// Keys cycle through [kFirstRequest, kLastRequest): below INT_MAX, for MPICH's int handles.
+constexpr std::uintptr_t kFirstRequest = 0x5EED0000u, kLastRequest = 0x7EED0000u;
+
 MPI_Request new_request(Request r) {
   std::uintptr_t id = g_next_request;
-  g_next_request += 8;
+  do {
+    id = id < kFirstRequest || id + 8 >= kLastRequest ? kFirstRequest : id + 8;
+  } while (g_requests.count(id) != 0);
+  g_next_request = id;
   g_requests.emplace(id, std::move(r));
   return to_handle<MPI_Request>(id);
 }
@@ -634,6 +677,8 @@ int send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_C
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   need_rank(dest, "destination", call);
   g_engine->send_packed(kWorldP2p, dest, tag, pack(buf, count, type));
+  // NOTE: the hook of cohort's own sends: a test kills a replica here, after its copies went to MPI.
+  inject::point("send.posted");
   return MPI_SUCCESS;
 }
 
@@ -657,6 +702,7 @@ int recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
     return MPI_SUCCESS;
   }
   auto r = post(buf, count, type, source, tag, "MPI_Recv");
+  inject::point("recv.posted");
   g_engine->wait_recv(r);
   if (status != MPI_STATUS_IGNORE) *status = r->status;
   return r->rc;
@@ -740,10 +786,77 @@ int test(MPI_Request *request, int *flag, MPI_Status *status) {
   return finish_request(request, status);
 }
 
+namespace {
+bool request_done(MPI_Request r) {
+  if (r == MPI_REQUEST_NULL) return false;
+  const Request *q = find_request(r, "MPI_Waitany");
+  return !q->recv || q->recv->done;
+}
+bool any_active(int count, const MPI_Request requests[]) {
+  for (int i = 0; i < count; ++i)
+    if (requests[i] != MPI_REQUEST_NULL) return true;
+  return false;
+}
+// The lowest index of a request complete on this replica; -1 if none.
+int first_done(int count, const MPI_Request requests[]) {
+  for (int i = 0; i < count; ++i)
+    if (request_done(requests[i])) return i;
+  return -1;
+}
+}  // namespace
+
+int waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+  if (!any_active(count, requests)) {
+    *index = MPI_UNDEFINED;
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  // NOTE: which request completes first differs between replicas: the leader's index is everyone's.
+  std::int64_t i = g_engine->decide_when([&](std::int64_t *c) {
+    *c = first_done(count, requests);
+    return *c >= 0;
+  });
+  *index = static_cast<int>(i);
+  return wait(&requests[i], status);
+}
+
+int testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
+  if (!any_active(count, requests)) {
+    *flag = 1;
+    *index = MPI_UNDEFINED;
+    set_empty_status(status);
+    return MPI_SUCCESS;
+  }
+  g_engine->poll();
+  std::int64_t i = g_engine->decide(first_done(count, requests));
+  if (i < 0) {
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  *flag = 1;
+  *index = static_cast<int>(i);
+  return wait(&requests[i], status);
+}
+
+int testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
+  g_engine->poll();
+  bool all = true;
+  for (int i = 0; i < count; ++i)
+    if (requests[i] != MPI_REQUEST_NULL && !request_done(requests[i])) all = false;
+  if (g_engine->decide(all ? 1 : 0) == 0) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  *flag = 1;
+  return waitall(count, requests, statuses);
+}
+
 // ---- collectives: linear schedules over the logical ranks on the collectives' channels ----
 
 int barrier(MPI_Comm comm) {
   need_world(comm, "MPI_Barrier");
+  inject::point(posted_hook(CallId::MPI_Barrier));
   const int me = g_engine->logical(), n = g_engine->size();
   if (me == 0) {
     for (int i = 1; i < n; ++i) coll_recv(i);
@@ -758,6 +871,7 @@ int barrier(MPI_Comm comm) {
 int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   need_world(comm, "MPI_Bcast");
   need_rank(root, "root", "MPI_Bcast");
+  inject::point(posted_hook(CallId::MPI_Bcast));
   const int me = g_engine->logical(), n = g_engine->size();
   if (me == root) {
     Bytes b = pack(buf, count, type);
@@ -772,6 +886,7 @@ int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
 int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
   need_world(comm, "MPI_Reduce");
   need_rank(root, "root", "MPI_Reduce");
+  inject::point(posted_hook(CallId::MPI_Reduce));
   const int me = g_engine->logical(), n = g_engine->size();
   if (me != root) {
     coll_send(root, pack(sendbuf, count, type));
@@ -795,6 +910,7 @@ int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
            MPI_Datatype recvtype, int root, MPI_Comm comm) {
   need_world(comm, "MPI_Gather");
   need_rank(root, "root", "MPI_Gather");
+  inject::point(posted_hook(CallId::MPI_Gather));
   const int me = g_engine->logical(), n = g_engine->size();
   if (me != root) {
     coll_send(root, pack(sendbuf, sendcount, sendtype));

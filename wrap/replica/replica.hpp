@@ -6,7 +6,8 @@
 // - point-to-point on MPI_COMM_WORLD: a send is packed and handed to the protocol, which copies it to
 //   every live replica of the receiver with its channel and sequence number (the send is then complete:
 //   cohort holds the copy); receives match logical messages in post order, as MPI's matching rules say,
-//   and an MPI_ANY_SOURCE receive and the flag of MPI_Test on a receive are decisions of the leader;
+//   and an MPI_ANY_SOURCE receive, the flag of MPI_Test on a receive, MPI_Testall's flag and the index of
+//   MPI_Waitany/MPI_Testany are decisions of the leader;
 // - Barrier, Bcast, Reduce, Allreduce and Gather on MPI_COMM_WORLD run as linear point-to-point schedules
 //   on mirror channels of their own; reductions combine in rank order, so every replica computes the same
 //   bits;
@@ -50,6 +51,9 @@ int irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
 int wait(MPI_Request *request, MPI_Status *status);
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
 int test(MPI_Request *request, int *flag, MPI_Status *status);
+int waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
 
 int barrier(MPI_Comm comm);
 int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);

@@ -16,7 +16,8 @@ constexpr std::string_view kHandled[] = {
     "MPI_Init",       "MPI_Init_thread", "MPI_Finalize",     "MPI_Abort",      "MPI_Comm_rank",
     "MPI_Comm_size",  "MPI_Error_class", "MPI_Error_string", "MPI_Comm_get_attr", "MPI_Reduce_local",
     "MPI_Send",       "MPI_Recv",        "MPI_Sendrecv",     "MPI_Isend",      "MPI_Irecv",
-    "MPI_Wait",       "MPI_Waitall",     "MPI_Test",         "MPI_Barrier",    "MPI_Bcast",
+    "MPI_Wait",       "MPI_Waitall",     "MPI_Test",         "MPI_Waitany",    "MPI_Testany",
+    "MPI_Testall",    "MPI_Barrier",     "MPI_Bcast",
     "MPI_Reduce",     "MPI_Allreduce",   "MPI_Gather",
 };
 

@@ -13,12 +13,14 @@ namespace {
 // Handled by wrap/replica/ (point-to-point, requests, collectives over the logical ranks) or harmless
 // as they are (start and stop, local queries that do not depend on the number of processes).
 constexpr std::string_view kHandled[] = {
-    "MPI_Init",       "MPI_Init_thread", "MPI_Finalize",     "MPI_Abort",      "MPI_Comm_rank",
-    "MPI_Comm_size",  "MPI_Error_class", "MPI_Error_string", "MPI_Comm_get_attr", "MPI_Reduce_local",
-    "MPI_Send",       "MPI_Recv",        "MPI_Sendrecv",     "MPI_Isend",      "MPI_Irecv",
-    "MPI_Wait",       "MPI_Waitall",     "MPI_Test",         "MPI_Waitany",    "MPI_Testany",
-    "MPI_Testall",    "MPI_Barrier",     "MPI_Bcast",
-    "MPI_Reduce",     "MPI_Allreduce",   "MPI_Gather",
+    // start and stop, local queries
+    "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
+    "MPI_Error_class", "MPI_Error_string", "MPI_Comm_get_attr", "MPI_Reduce_local",
+    // point-to-point and requests
+    "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall", "MPI_Waitany",
+    "MPI_Test", "MPI_Testany", "MPI_Testall",
+    // collectives
+    "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
 };
 
 constexpr bool handled(std::string_view name) {

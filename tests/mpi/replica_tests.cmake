@@ -54,3 +54,14 @@ endif()
 cohort_mpi_test(replica.world_not_multiple PART replica NP 3 TIMEOUT 60 EXIT 2
   EXPECT "COHORT_REPLICAS=2: the job has 3 processes, not a multiple of 2"
   COMMAND env COHORT_REPLICAS=2 $<TARGET_FILE:replica_ring> 5)
+# The NPB-EP example (one MPI_Allgather after the computation): the leader of logical rank 1 killed
+# entering it, then each twin; the first line (a time) left out. (Not the leader of logical rank 0, the
+# printer: its twin learns of the death only at MPI_Finalize, after its own prints went to /dev/null;
+# docs/design/replication.md, "Output".)
+if(COHORT_BUILD_EXAMPLES)
+  replica_test(replica.ep_class_S TIMEOUT 60
+    ARGS --ignore "^EP class S:" --expect "^verification: SUCCESSFUL$"
+         --kill rank=1,at=allgather.posted,hit=1 --kill rank=2,at=allgather.posted,hit=1
+         --kill rank=3,at=allgather.posted,hit=1
+    COMMAND $<TARGET_FILE:ep> S)
+endif()

@@ -205,6 +205,15 @@ class Engine {
 
   std::vector<int> lost_logical() const { return lost_logical_; }
 
+  /// At MPI_Finalize, after cohort's survivors-only barrier (which every survivor passes only once it
+  /// learned each death): the deaths this replica had not learned yet, logged as during the run. A leader
+  /// that finished before learning of its twin's death learns of it here.
+  void deaths_at_exit() {
+    at_exit_ = true;
+    check_deaths();
+    out_.clear();
+  }
+
  private:
   bool check_deaths() {
     std::uint64_t epoch = detector::failure_epoch();
@@ -227,6 +236,7 @@ class Engine {
         continue;
       }
       lost_logical_.push_back(d.logical);
+      if (at_exit_) continue;
       // NOTE: the cut of a dead logical sender's channels is not built (docs/design/replication.md): a
       // receive from it could wait forever or differ between replicas, so the job stops.
       if (ep_.is_leader() && first_live_logical() == logical())
@@ -479,6 +489,7 @@ class Engine {
   std::set<std::uint64_t> used_;
   int last_any_src_ = -1;
   int saved_out_ = -1, saved_err_ = -1;
+  bool at_exit_ = false;
   std::vector<int> lost_logical_;
 };
 
@@ -639,6 +650,10 @@ void start() {
 
 void finish() {
   if (g_engine != nullptr) g_engine->finish();
+}
+
+void deaths_at_exit() {
+  if (g_engine != nullptr) g_engine->deaths_at_exit();
 }
 
 void stop_unsupported(const char *call) {
@@ -927,6 +942,27 @@ int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
     }
   }
   return MPI_SUCCESS;
+}
+
+int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+               MPI_Datatype recvtype, MPI_Comm comm) {
+  need_world(comm, "MPI_Allgather");
+  inject::point(posted_hook(CallId::MPI_Allgather));
+  const int me = g_engine->logical(), n = g_engine->size();
+  if (sendbuf == MPI_IN_PLACE) {
+    // NOTE: the contribution is in place in recvbuf: sent from a copy, as Gather's root would read it.
+    MPI_Aint lb = 0, extent = 0;
+    PMPI_Type_get_extent(recvtype, &lb, &extent);
+    Bytes mine = pack(static_cast<char *>(recvbuf) + static_cast<MPI_Aint>(me) * recvcount * extent, recvcount,
+                      recvtype);
+    if (me != 0) coll_send(0, mine);
+    if (me == 0) gather(MPI_IN_PLACE, 0, recvtype, recvbuf, recvcount, recvtype, 0, comm);
+  } else if (me != 0) {
+    coll_send(0, pack(sendbuf, sendcount, sendtype));
+  } else {
+    gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, comm);
+  }
+  return bcast(recvbuf, recvcount * n, recvtype, 0, comm);
 }
 
 }  // namespace cohort::wrap::replica

@@ -8,9 +8,9 @@
 //   cohort holds the copy); receives match logical messages in post order, as MPI's matching rules say,
 //   and an MPI_ANY_SOURCE receive, the flag of MPI_Test on a receive, MPI_Testall's flag and the index of
 //   MPI_Waitany/MPI_Testany are decisions of the leader;
-// - Barrier, Bcast, Reduce, Allreduce and Gather on MPI_COMM_WORLD run as linear point-to-point schedules
-//   on mirror channels of their own; reductions combine in rank order, so every replica computes the same
-//   bits;
+// - Barrier, Bcast, Reduce, Allreduce, Gather and Allgather on MPI_COMM_WORLD run as linear point-to-point
+//   schedules on mirror channels of their own; reductions combine in rank order, so every replica computes
+//   the same bits;
 // - the failure detector's dead world ranks go to the protocol as replica deaths (one warn line each);
 // - only the leader of a logical rank writes to stdout and stderr (its twins' are /dev/null until one of
 //   them becomes leader).
@@ -32,6 +32,8 @@ inline bool on() { return replica_mode::g_on.load(std::memory_order_relaxed); }
 void start();
 /// Completes this replica's copies in flight before MPI_Finalize (copies to dead replicas are abandoned).
 void finish();
+/// After cohort stopped at MPI_Finalize: logs the replica deaths this replica had not learned yet.
+void deaths_at_exit();
 
 /// Whether wrap/replica/ handles the call under replication (replica_calls.cpp).
 bool handles(CallId id);
@@ -61,6 +63,8 @@ int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI
 int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
            MPI_Datatype recvtype, int root, MPI_Comm comm);
+int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm);
 
 /// The collectives' entry points (generated from wrap/calls.def, wrap/coll/coll.cpp) hand their call
 /// here; only the calls handles() lets through reach it, matched by their parameter lists.
@@ -87,6 +91,11 @@ inline int collective(CallId id, const void *sendbuf, int sendcount, MPI_Datatyp
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (id != CallId::MPI_Gather) stop_unsupported(info(id).name);
   return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+inline int collective(CallId id, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (id != CallId::MPI_Allgather) stop_unsupported(info(id).name);
+  return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 /// Any other collective: check_call stopped it before its entry point got here.
 template <class... Args>

@@ -20,7 +20,7 @@ constexpr std::string_view kHandled[] = {
     "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall", "MPI_Waitany",
     "MPI_Test", "MPI_Testany", "MPI_Testall",
     // collectives
-    "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
+    "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
 };
 
 constexpr bool handled(std::string_view name) {

@@ -122,7 +122,9 @@ extern "C" int __wrap_MPI_Finalize(void) {
   // NOTE: once a rank has died, MPICH's PMPI_Finalize hangs, and Open MPI's hangs now and then (its
   // runtime's fence may still wait for the dead rank). Both launchers, as cohort-run starts them,
   // accept a process that exits 0 without it.
-  if (wrap::stop()) {
+  const bool failures = wrap::stop();
+  if (wrap::replica::on()) wrap::replica::deaths_at_exit();
+  if (failures) {
     COHORT_LOG_INFO("MPI_Finalize: ranks have failed or a communicator was revoked; skipping the MPI library's own finalize");
     std::fflush(nullptr);
     return MPI_SUCCESS;

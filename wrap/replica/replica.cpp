@@ -28,6 +28,7 @@
 #include "replica/protocol.hpp"
 #include "wrap/core/policy.hpp"
 #include "wrap/core/settings.hpp"
+#include "wrap/core/stop_job.hpp"
 
 namespace cohort::wrap::replica {
 namespace {

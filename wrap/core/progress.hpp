@@ -53,7 +53,7 @@ extern std::atomic<int> g_ops_in_flight;
 void set_in_flight_driver(WaitHook drive);
 
 /// While it lives, every wait loop of this thread (wait, wait_all, wait_until) also calls fn once per poll:
-/// a window fence's exchange advances its messages while the fence's confirmation waits (wrap/rma/win.cpp). An
+/// a window fence's exchange advances its messages while the fence's confirmation waits (wrap/rma/fence.cpp). An
 /// empty fn does nothing. Nested hooks: the inner one replaces the outer until it ends. Not thread-safe
 /// across threads by design (a thread-local).
 class ThreadPollHook {

@@ -2,7 +2,7 @@
 // threads; unit-tested in tests/unit/wrap_rma_log_test.cpp.
 //
 // Why: MPI's only remote completion (MPI_Win_flush, MPI_Win_unlock, MPI_Win_fence) never returns when its
-// target dies, so on RMA every fence costs a handoff to a helper thread that may be abandoned (wrap/rma/win.cpp).
+// target dies, so on RMA every fence costs a handoff to a helper thread that may be abandoned (wrap/rma/helper_batch.hpp).
 // A fence epoch needs no remote completion from MPI: every member takes part in the fence. So an origin
 // keeps the epoch's operations in one log per target and, at the fence, every member sends every other
 // member its log (an empty one too: a target cannot know who wrote to it), receives theirs and applies them
@@ -40,7 +40,7 @@ constexpr std::uint8_t kBulk = 1;
 
 struct Header {
   std::uint8_t kind;
-  std::uint8_t type;  ///< the caller's datatype code (wrap/rma/win.cpp's table of predefined datatypes)
+  std::uint8_t type;  ///< the caller's datatype code (wrap/rma/fence_exchange.cpp's table of predefined datatypes)
   std::uint8_t op;    ///< accumulates: the op code (kOpReplace, kOpNoOp or the caller's)
   std::uint8_t flags;  ///< kBulk or 0
   std::int32_t count;  ///< elements of the target datatype

@@ -74,11 +74,11 @@ std::string parse_entry(const std::string &text, Entry *e, std::vector<int> *ran
 }  // namespace
 
 std::vector<std::string> known_hooks(const std::vector<std::string> &calls) {
-  std::vector<std::string> hooks = {"agree.started", "agree.contrib", "agree.decide", "agree.view",
-                                    "shrink.create", "shrink.confirm", "revoke.notice", "confirm.posted",
-                                    "confirm.deferred", "coll.round",  "fence.sent",
-                                    "send.posted",   "recv.posted",    "group.agree",   "group.create",
-                                    "group.confirm", "init.done"};
+  std::vector<std::string> hooks = {
+#define COHORT_HOOK(name, reached) name,
+#include "detector/hooks.def"
+#undef COHORT_HOOK
+  };
   for (const std::string &c : calls) {
     std::string h = c.rfind("MPI_", 0) == 0 ? c.substr(4) : c;
     for (char &ch : h) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

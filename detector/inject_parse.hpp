@@ -18,8 +18,7 @@ struct Entry {
 /// (unknown key, missing rank, both or neither of after_ms/at, bad number or signal).
 std::string parse(const std::string &text, std::vector<Entry> *out);
 
-/// The test hooks that cohort's own code passes (repair: agree.*, shrink.*, revoke.notice; the driver:
-/// confirm.posted; point-to-point: send.posted, recv.posted), plus "<call>.posted" for each name in
+/// The test hooks that cohort's own code passes (detector/hooks.def), plus "<call>.posted" for each name in
 /// `calls` (e.g. "MPI_Bcast" gives "bcast.posted": the driver's hook after a collective is posted).
 std::vector<std::string> known_hooks(const std::vector<std::string> &calls);
 

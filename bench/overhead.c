@@ -42,7 +42,8 @@
  *                      PMPI_File_open over MPI_COMM_SELF + PMPI_File_write_at; nb_confirm adds the polled
  *                      PMPI_Ibarrier.
  * The batch time is the slowest rank's.
- * Environment: OVERHEAD_CALLS, a comma-separated list of call names (as in the CSV): only those rows. */
+ * Environment: OVERHEAD_CALLS, a comma-separated list of call names (as in the CSV): only those rows;
+ * OVERHEAD_BYTES, 8 or 65536: only that size of the calls measured at both. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,7 @@ static void nonblocking(Op op, int confirm, double *a, double *b, int n) {
     case ALLGATHER: PMPI_Iallgather(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, world_dup, &req); break;
     case ALLTOALL: PMPI_Ialltoall(a, n, MPI_DOUBLE, b, n, MPI_DOUBLE, world_dup, &req); break;
     case PUT_FENCE: {
-      /* NOTE: cohort's fence: flush every live target, confirm, sync (wrap/rma/win.cpp) */
+      /* NOTE: cohort's fence: flush every live target, confirm, sync (wrap/rma/fence.cpp, wrap/rma/helper_batch.hpp) */
       int size;
       PMPI_Comm_size(world_dup, &size);
       PMPI_Put(a, n, MPI_DOUBLE, right, 0, n, MPI_DOUBLE, win[NB]);
@@ -352,10 +353,13 @@ int main(int argc, char **argv) {
   char dir[4096] = "";
   setup_rma_files(dir_base, dir, sizeof dir);
   const char *only = getenv("OVERHEAD_CALLS");
+  const char *only_bytes = getenv("OVERHEAD_BYTES");
+  int one_size = only_bytes && *only_bytes ? atoi(only_bytes) : 0;
   for (int op = BARRIER; op < OPS; ++op) {
     if (!listed(only, names[op])) continue;
     for (int si = 0; si < 2; ++si) {
       if ((op == BARRIER || op == FILE_WRITE) && si == 1) continue;
+      if (one_size && op != BARRIER && op != FILE_WRITE && sizes[si] != one_size) continue;
       int bytes = op == BARRIER ? 0 : op == FILE_WRITE ? FILE_BYTES : sizes[si], n = bytes / (int)sizeof(double);
       for (int r = 0; r < size; ++r) counts[r] = n, displs[r] = r * n;
       /* about 20 ms per batch: calibrate on the raw call */

@@ -15,6 +15,7 @@
 #include "detector/inject.hpp"
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
+#include "repair/repair.hpp"
 #include "wrap/calls.h"
 #include "wrap/core/driver.hpp"
 #include "wrap/core/errors.hpp"
@@ -346,6 +347,12 @@ extern "C" int __wrap_MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI
   return rc;
 }
 
+// The test calls' fast path: no rank has died and no revoke notice arrived (the detector thread receives
+// them every period, repair::revoke_seen), so no request has a dead peer or was withdrawn by a revoke.
+static bool no_failure_nor_revoke() {
+  return cohort::detector::failure_epoch() == 0 && !cohort::repair::revoke_seen();
+}
+
 extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Test);
   if (replica::on()) return replica::test(req, flag, status);
@@ -353,8 +360,9 @@ extern "C" int __wrap_MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) 
   nbc_turn(nullptr);
   MPI_Request key = *req;
   if (key == MPI_REQUEST_NULL) return PMPI_Test(req, flag, status);
-  // NOTE: until a first rank dies no request can have a dead peer: MPI's own test, no lookup.
-  if (cohort::detector::failure_epoch() == 0) {
+  // NOTE: until a first rank dies no request can have a dead peer, and until a revoke notice arrives
+  // (repair::revoke_seen) none was withdrawn: MPI's own test, no lookup.
+  if (no_failure_nor_revoke()) {
     int rc = PMPI_Test(req, flag, status);
     if (*flag) p2p::untrack(key);
     return rc;
@@ -370,7 +378,7 @@ extern "C" int __wrap_MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_
   std::vector<MPI_Request> keys(reqs, reqs + count);
   std::vector<Op> ops;
   int rc;
-  if (cohort::detector::failure_epoch() == 0) {
+  if (no_failure_nor_revoke()) {
     rc = PMPI_Testall(count, reqs, flag, statuses);
   } else {
     ops = ops_of(count, reqs, "MPI_Testall", false);
@@ -393,7 +401,7 @@ extern "C" int __wrap_MPI_Testany(int count, MPI_Request reqs[], int *index, int
   *flag = 0;
   *index = MPI_UNDEFINED;
   // NOTE: until a first rank dies no request can have a dead peer: MPI's own test, then the records.
-  if (cohort::detector::failure_epoch() == 0) {
+  if (no_failure_nor_revoke()) {
     std::vector<MPI_Request> keys(reqs, reqs + count);
     int rc = PMPI_Testany(count, reqs, index, flag, status);
     if (*flag && *index != MPI_UNDEFINED) p2p::untrack(keys[static_cast<std::size_t>(*index)]);
@@ -418,7 +426,7 @@ extern "C" int __wrap_MPI_Testsome(int incount, MPI_Request reqs[], int *outcoun
   count_call(CallId::MPI_Testsome);
   PersistentView view(incount, reqs);
   nbc_turn(nullptr);
-  if (cohort::detector::failure_epoch() == 0) {
+  if (no_failure_nor_revoke()) {
     std::vector<MPI_Request> keys(reqs, reqs + incount);
     int rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
     // NOTE: completed, also a persistent request (inactive now, not null)
@@ -489,7 +497,7 @@ extern "C" int __wrap_MPI_Request_get_status(MPI_Request req, int *flag, MPI_Sta
   count_call(CallId::MPI_Request_get_status);
   PersistentView view(1, &req);
   // NOTE: until a first rank dies no request can have a dead peer: MPI's own, no lookup.
-  if (req == MPI_REQUEST_NULL || cohort::detector::failure_epoch() == 0) return PMPI_Request_get_status(req, flag, status);
+  if (req == MPI_REQUEST_NULL || no_failure_nor_revoke()) return PMPI_Request_get_status(req, flag, status);
   auto rec = p2p::lookup(req);
   if (!rec) return PMPI_Request_get_status(req, flag, status);
   Op op = *rec;

@@ -497,12 +497,18 @@ static int complete_all_in_handle(int n, MPI_Request *reqs, Op *ops, MPI_Status 
   return report_all(st, statuses, failed, rc);
 }
 
+// A point-to-point request that a revoke of its communicator withdrew (ULFM 17.3.1: pending operations on
+// a revoked communicator complete with MPIX_ERR_REVOKED). A nonblocking collective's request is ended by
+// its own operation (wrap/core/nbc.hpp).
+bool withdrawn_by_revoke(const Op &op) { return op.dir != Dir::none && ulfm::revoked(op.comm); }
+
+
 static int complete_any_in_handle(int n, MPI_Request *reqs, Op *ops, int *index, MPI_Status *status) {
   MPI_Status local;
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   auto first_dead = [&] {
     for (int i = 0; i < n; ++i) {
-      if (reqs[i] != MPI_REQUEST_NULL && dead(ops[i])) return i;
+      if (reqs[i] != MPI_REQUEST_NULL && (dead(ops[i]) || withdrawn_by_revoke(ops[i]))) return i;
     }
     return -1;
   };
@@ -512,8 +518,16 @@ static int complete_any_in_handle(int n, MPI_Request *reqs, Op *ops, int *index,
     if (rc != MPI_SUCCESS && idx >= 0 && idx < n && mpi_reported_dead(&rc, &reqs[idx], ops[idx])) return true;
     return done || rc != MPI_SUCCESS;
   };
+  Watch watch = watch_for([&first_dead] { return first_dead() >= 0; });
+  for (int k = 0; k < n; ++k) {  // a revoke of (the first) communicator with a peer ends the wait too
+    if (reqs[k] != MPI_REQUEST_NULL && ops[k].dir != Dir::none) {
+      watch.revocable = ulfm::revocation_comm(ops[k].comm);
+      watch.revoke_lazily = !ulfm::selected(ops[k].comm);
+      break;
+    }
+  }
   int i = first_dead();
-  if (i < 0 && (test() || wait_until(std::ref(test), watch_for([&first_dead] { return first_dead() >= 0; })) == WaitResult::completed) &&
+  if (i < 0 && (test() || wait_until(std::ref(test), watch) == WaitResult::completed) &&
       (idx < 0 || idx >= n || ops[idx].stage == Stage::posted)) {
     *index = idx;
     return rc;
@@ -529,7 +543,8 @@ static int test_in_handle(MPI_Request *req, Op &op, int *flag, MPI_Status *statu
   if (op.stage == Stage::posted) {
     int rc = PMPI_Test(req, flag, st);
     if (rc != MPI_SUCCESS && !mpi_reported_dead(&rc, req, op) && rc == MPI_SUCCESS) *flag = 0;  // resumed
-    if (op.stage == Stage::posted && (*flag || rc != MPI_SUCCESS || !dead(op))) return rc;
+    if (op.stage == Stage::posted && (*flag || rc != MPI_SUCCESS || !(dead(op) || withdrawn_by_revoke(op))))
+      return rc;
   }
   *flag = 1;
   return raise_if_failed(op, finish_dead(req, op, st));
@@ -544,7 +559,7 @@ static int test_all_in_handle(int n, MPI_Request *reqs, Op *ops, int *flag, MPI_
     MPI_Status *s = &st[static_cast<std::size_t>(i)];
     if (reqs[i] == MPI_REQUEST_NULL) {
       empty_status(s);
-    } else if (dead(ops[i])) {
+    } else if (dead(ops[i]) || withdrawn_by_revoke(ops[i])) {
       fate[static_cast<std::size_t>(i)] = settle(reqs[i], ops[i], s);
       gone.push_back(i);
     } else {
@@ -579,7 +594,7 @@ static int peek_in_handle(MPI_Request req, Op &op, int *flag, MPI_Status *status
   MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
   if (op.stage == Stage::posted) {
     int rc = PMPI_Request_get_status(req, flag, st);
-    if (*flag || rc != MPI_SUCCESS || !dead(op)) return rc;
+    if (*flag || rc != MPI_SUCCESS || !(dead(op) || withdrawn_by_revoke(op))) return rc;
   }
   *flag = 1;
   Fate fate = settle(req, op, st);

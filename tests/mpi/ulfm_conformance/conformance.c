@@ -187,18 +187,19 @@ static int wait_revoked(MPI_Comm comm, long ms) {
 enum kind {
   K_RECV, K_SEND, K_SENDRECV, K_IRECV, K_ISEND, K_WAITALL, K_PROBE, K_PRECV, K_PSEND,
   K_BARRIER, K_ALLREDUCE, K_BCAST, K_IBARRIER, K_IALLREDUCE, K_IBCAST, K_PBARRIER, K_DUP, K_ALLTOALLV, K_IGATHERV,
-  K_NKINDS
+  K_WAITANY, K_TESTLOOP, K_NKINDS
 };
 static const char *const kKindNames[K_NKINDS] = {
   "recv", "send", "sendrecv", "irecv", "isend", "waitall", "probe", "precv", "psend",
-  "barrier", "allreduce", "bcast", "ibarrier", "iallreduce", "ibcast", "pbarrier", "dup", "alltoallv", "igatherv"};
+  "barrier", "allreduce", "bcast", "ibarrier", "iallreduce", "ibcast", "pbarrier", "dup", "alltoallv", "igatherv", "waitany",
+  "testloop"};
 static int kind_of(const char *name) {
   for (int k = 0; k < K_NKINDS; ++k)
     if (!strcmp(name, kKindNames[k])) return k;
   fail_at(__LINE__, "unknown operation kind '%s'", name);
   return -1;
 }
-static int is_p2p(int k) { return k <= K_PSEND; }
+static int is_p2p(int k) { return k <= K_PSEND || k == K_WAITANY || k == K_TESTLOOP; }
 
 /* 4 MiB: no MPI here completes a send of this size before the receiver matches it. */
 enum { kBigCount = 1 << 20 };
@@ -280,6 +281,19 @@ static int op(int k, MPI_Comm comm, int peer, int root, int tag) {
       fail_at(__LINE__, "MPI_Barrier_init: this MPI is older than MPI 4.0");
       return -1;
 #endif
+    case K_WAITANY: {
+      int idx = -1;
+      rc = MPI_Irecv(g_big_recv, kBigCount, MPI_INT, peer, tag, comm, &req);
+      if (rc != MPI_SUCCESS) return rc;
+      return MPI_Waitany(1, &req, &idx, MPI_STATUS_IGNORE);
+    }
+    case K_TESTLOOP: {
+      /* MPI_Test polled until the request completes or the call fails */
+      int flag = 0;
+      rc = MPI_Irecv(g_big_recv, kBigCount, MPI_INT, peer, tag, comm, &req);
+      while (rc == MPI_SUCCESS && !flag) rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+      return rc;
+    }
     case K_ALLTOALLV:
     case K_IGATHERV: {
       /* one int per peer (the remote group's ranks on an intercommunicator) */

@@ -34,7 +34,7 @@ endfunction()
 
 # ULFM 17.2.2: an operation that involves a dead process raises MPIX_ERR_PROC_FAILED (dead before the call,
 # or during it), for every kind; persistent collectives only where the MPI has them (MPI 4.0: MPICH).
-set(_conf_kinds recv send sendrecv irecv isend waitall probe precv psend
+set(_conf_kinds recv send sendrecv irecv isend waitall waitany testloop probe precv psend
   barrier allreduce bcast ibarrier iallreduce ibcast dup)
 if(COHORT_MPI_NAME STREQUAL "mpich")
   list(APPEND _conf_kinds pbarrier)
@@ -72,7 +72,8 @@ foreach(k recv isend barrier ibarrier allreduce)
 endforeach()
 # ... on an intercommunicator, both sides, blocking and nonblocking (rooted ones with MPI_ROOT /
 # MPI_PROC_NULL in the root's group).
-set(_conf_inter_kinds recv send irecv isend barrier allreduce bcast alltoallv ibarrier iallreduce ibcast igatherv)
+set(_conf_inter_kinds recv send irecv isend waitany testloop barrier allreduce bcast alltoallv ibarrier iallreduce
+  ibcast igatherv)
 foreach(k IN LISTS _conf_inter_kinds)
   conformance_test(comm_revoke.intercomm_interrupts.${k} 4 none inter_revoke ${k})
 endforeach()

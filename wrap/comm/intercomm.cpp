@@ -517,13 +517,16 @@ int allgather_blocks(const std::shared_ptr<const Record> &r, CallId id, const vo
 }
 
 // Ialltoall: one block per remote rank, at its union position, to each; the blocks of the others are empty.
+int unpack_remote_uniform(const Record &r, const std::vector<char> &all, int block, void *buf, int count,
+                          const TypeRef &type);
+
 int ialltoall(const std::shared_ptr<const Record> &r, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Request *request) {
   auto x = nb_state(r, CallId::MPI_Ialltoall);
   const int block = uniform_block(sendcount, sendtype, recvcount, recvtype);
   x->block = block;
   x->mine.assign(static_cast<std::size_t>(block) * r->union_size, 0);
-  MPI_Aint send_stride = sendcount * extent_of(sendtype), recv_stride = recvcount * extent_of(recvtype);
+  MPI_Aint send_stride = sendcount * extent_of(sendtype);
   for (std::size_t j = 0; j < r->remote_u.size(); ++j) {
     int rc = pack(static_cast<const char *>(sendbuf) + j * send_stride, sendcount, sendtype,
                   block_at(x->mine, r->remote_u[j], block), block);
@@ -532,12 +535,7 @@ int ialltoall(const std::shared_ptr<const Record> &r, const void *sendbuf, int s
   const Record *rec = r.get();
   TypeRef t = hold_type(recvtype);
   x->deliver = [=](const std::vector<char> &all) {
-    int rc = MPI_SUCCESS;
-    for (std::size_t j = 0; j < rec->remote_u.size() && rc == MPI_SUCCESS; ++j) {
-      rc = unpack(block_at(all, rec->remote_u[j], block), block, static_cast<char *>(recvbuf) + j * recv_stride,
-                  recvcount, t->get());
-    }
-    return rc;
+    return unpack_remote_uniform(*rec, all, block, recvbuf, recvcount, t);
   };
   return start_data(*r, std::move(x), request, [](NbState &x, const Substitute &s, MPI_Request *q) {
     NbState::Attempt &a = x.next_attempt(x.mine.size());
@@ -583,6 +581,15 @@ int pack_remote(const Record &r, const void *buf, const int counts[], const int 
     rc = pack(static_cast<const char *>(buf) + at, counts[j], t, block_at(*out, r.remote_u[j], block), block);
   }
   return rc;
+}
+
+// Unpacks the remote ranks' blocks as unpack_remote does, each `count` elements of type at j * count.
+int unpack_remote_uniform(const Record &r, const std::vector<char> &all, int block, void *buf, int count,
+                          const TypeRef &type) {
+  const int n = static_cast<int>(r.remote_u.size());
+  std::vector<int> counts(n, count), displs(n);
+  for (int j = 0; j < n; ++j) displs[j] = j * count;
+  return unpack_remote(r, all, block, buf, counts, displs, {type}, false);
 }
 
 std::vector<TypeRef> hold_types(const MPI_Datatype types[], int n) {
@@ -1010,16 +1017,10 @@ bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Data
   }
   TypeRef t = hold_type(recvtype, root == MPI_ROOT);
   const Record *rec = r.get();
-  MPI_Aint stride = root == MPI_ROOT ? recvcount * extent_of(recvtype) : 0;
   *rc = gather_to_root(r, id, root, sendbuf, sendcount, sendtype,
                        root == MPI_ROOT ? signature_bytes(recvcount, recvtype) : 0,
                        [=](const std::vector<char> &all, int block) {
-                         int rc = MPI_SUCCESS;
-                         for (std::size_t j = 0; j < rec->remote_u.size() && rc == MPI_SUCCESS; ++j) {
-                           rc = unpack(block_at(all, rec->remote_u[j], block), block,
-                                       static_cast<char *>(recvbuf) + j * stride, recvcount, t->get());
-                         }
-                         return rc;
+                         return unpack_remote_uniform(*rec, all, block, recvbuf, recvcount, t);
                        },
                        request);
   return true;
@@ -1036,15 +1037,9 @@ bool collective(CallId id, int *rc, const void *sendbuf, int sendcount, MPI_Data
   const int block = uniform_block(sendcount, sendtype, recvcount, recvtype);
   TypeRef t = hold_type(recvtype);
   const Record *rec = r.get();
-  MPI_Aint stride = recvcount * extent_of(recvtype);
   *rc = allgather_blocks(r, id, sendbuf, sendcount, sendtype, block,
                          [=](const std::vector<char> &all) {
-                           int rc = MPI_SUCCESS;
-                           for (std::size_t j = 0; j < rec->remote_u.size() && rc == MPI_SUCCESS; ++j) {
-                             rc = unpack(block_at(all, rec->remote_u[j], block), block,
-                                         static_cast<char *>(recvbuf) + j * stride, recvcount, t->get());
-                           }
-                           return rc;
+                           return unpack_remote_uniform(*rec, all, block, recvbuf, recvcount, t);
                          },
                          request);
   return true;

@@ -46,6 +46,17 @@ std::string read_word(const char *name, const std::vector<std::string> &words, i
   return invalid(name, *v, expected);
 }
 
+std::vector<std::string> split(const std::string &text, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t i = text.find(sep, start);
+    out.push_back(text.substr(start, i == std::string::npos ? std::string::npos : i - start));
+    if (i == std::string::npos) return out;
+    start = i + 1;
+  }
+}
+
 std::optional<long> parse_long(const std::string &text, long lo, long hi) {
   if (text.empty()) return std::nullopt;
   errno = 0;

@@ -22,6 +22,9 @@ std::string invalid(const char *name, const std::string &value, const std::strin
 /// words[i] (`*index` = i); otherwise invalid(name, value, "a, b or c").
 std::string read_word(const char *name, const std::vector<std::string> &words, int *index);
 
+/// `text` cut at every `sep`: "a,,b" gives {"a", "", "b"}; "" gives {""}.
+std::vector<std::string> split(const std::string &text, char sep);
+
 /// Parses a whole decimal integer in [lo, hi]. Returns nullopt on junk, overflow or out of range.
 std::optional<long> parse_long(const std::string &text, long lo, long hi);
 

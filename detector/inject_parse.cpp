@@ -10,25 +10,14 @@
 namespace cohort::inject {
 namespace {
 
-std::vector<std::string> split(const std::string &s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t i = s.find(sep, start);
-    out.push_back(s.substr(start, i == std::string::npos ? std::string::npos : i - start));
-    if (i == std::string::npos) return out;
-    start = i + 1;
-  }
-}
-
 std::string parse_entry(const std::string &text, Entry *e, std::vector<int> *ranks) {
   bool have_after = false, have_hit = false, have_cont = false;
-  for (const std::string &field : split(text, ',')) {
+  for (const std::string &field : env::split(text, ',')) {
     size_t eq = field.find('=');
     if (eq == std::string::npos) return "'" + field + "' is not key=value";
     std::string key = field.substr(0, eq), value = field.substr(eq + 1);
     if (key == "rank") {
-      for (const std::string &r : split(value, '+')) {
+      for (const std::string &r : env::split(value, '+')) {
         auto v = env::parse_long(r, 0, 1 << 30);
         if (!v) return "rank must be a rank number or ranks joined by '+', not '" + value + "'";
         ranks->push_back(static_cast<int>(*v));
@@ -104,7 +93,7 @@ std::string validate(const std::vector<Entry> &entries, int world_size, const st
 
 std::string parse(const std::string &text, std::vector<Entry> *out) {
   out->clear();
-  for (const std::string &part : split(text, ';')) {
+  for (const std::string &part : env::split(text, ';')) {
     if (part.empty()) continue;
     Entry e;
     std::vector<int> ranks;

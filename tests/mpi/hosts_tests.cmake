@@ -21,11 +21,17 @@ else()
   set(_h4 6,7)
   set(_cut_survivors "^survivors: 6 of 8 ranks \\(failed: (6 7|7 6)\\)$")
 endif()
-# hosts_test(<name> HOSTS <n> NP <ranks> [EXIT <code>] [FENCED r,r] [LOSE host...] [CUT host] [EXPECT regex...]
-#            [ENV VAR=value...])
+# hosts_test(<name> HOSTS <n> NP <ranks> [REPLICAS r] [EXIT <code>] [FENCED r,r] [LOSE host...] [CUT host]
+#            [EXPECT regex...] [ENV VAR=value...] [PI_ARGS rounds samples])
 function(hosts_test name)
-  cmake_parse_arguments(T "" "HOSTS;NP;CUT;FENCED" "LOSE;EXPECT;ENV" ${ARGN})
+  cmake_parse_arguments(T "" "HOSTS;NP;CUT;FENCED;REPLICAS" "LOSE;EXPECT;ENV;PI_ARGS" ${ARGN})
+  if(NOT T_PI_ARGS)
+    set(T_PI_ARGS 400 1000000)
+  endif()
   set(args --mpi ${COHORT_MPI_NAME} --hosts ${T_HOSTS} --np ${T_NP} --timeout 60)
+  if(T_REPLICAS)
+    list(APPEND args --replicas ${T_REPLICAS})
+  endif()
   foreach(h IN LISTS T_LOSE)
     list(APPEND args --lose ${h})
   endforeach()
@@ -35,7 +41,7 @@ function(hosts_test name)
   foreach(e IN LISTS T_EXPECT)
     list(APPEND args --expect ${e})
   endforeach()
-  add_test(NAME hosts.${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hosts_run.sh ${args} -- ${_pi} 400 1000000)
+  add_test(NAME hosts.${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/hosts_run.sh ${args} -- ${_pi} ${T_PI_ARGS})
   set_tests_properties(hosts.${name} PROPERTIES LABELS "mpi;hosts" TIMEOUT 110 SKIP_RETURN_CODE 77)
   if(T_ENV)
     set_tests_properties(hosts.${name} PROPERTIES ENVIRONMENT "${T_ENV}")
@@ -76,3 +82,24 @@ if(COHORT_MPI_NAME STREQUAL "openmpi")
     EXPECT "^pi ~ 3\\.14[0-9]*, error [0-9.]+e-0[3-9]" "^round [0-9]+ of 400: 4 of 8 ranks contributed$"
     "^survivors: 4 of 8 ranks \\(failed: [4-7] [4-7] [4-7] [4-7]\\)$")
 endif()
+
+# Replication across hosts (docs/design/replication.md, placement): the replicas of a logical rank go to
+# different hosts, so a lost host (or a cut one, whose processes fence) takes at most one replica of each
+# rank, and the survivors compute exactly the fault-free result: the pi line below is the one of 4 ranks
+# (or 2) without replication and without a fault (the program's seeds depend only on the rank).
+if(COHORT_MPI_NAME STREQUAL "openmpi")
+  # 8 processes in blocks of 2: h3 holds world ranks 4 and 5, the second replicas of logical ranks 0 and 1.
+  hosts_test(replica_host_lost HOSTS 4 NP 4 REPLICAS 2 LOSE h3
+    EXPECT "^pi ~ 3\\.14155105, error 4\\.16e-05, from 1600000000 samples$" "^survivors: 4 of 4 ranks$"
+    "warn: replica 1 of logical rank 0 \\(world rank 4, host h3\\) died; 1 of 2 replicas left$"
+    "warn: replica 1 of logical rank 1 \\(world rank 5, host h3\\) died; 1 of 2 replicas left$")
+endif()
+# h2 cut off: it holds the second replicas (world ranks 2, 3) of both logical ranks, which fence as the
+# equal side without rank 0; their twins finish. (MPICH: the replicas' wire communicator returns errors;
+# with MPI's fatal handler, a replica whose send failed across the cut blocked in PMI holding MPICH's lock,
+# and its detector thread never fenced it.) 4 x 10^6 samples: the run outlasts the minority's decision.
+hosts_test(replica_partition HOSTS 2 NP 2 REPLICAS 2 CUT h2 FENCED 2,3 PI_ARGS 400 4000000
+  EXPECT "^pi ~ 3\\.14159067, error 1\\.99e-06, from 3200000000 samples$" "^survivors: 2 of 2 ranks$"
+  "warn: replica 1 of logical rank 0 \\(world rank 2, host h2\\) died; 1 of 2 replicas left$"
+  "warn: replica 1 of logical rank 1 \\(world rank 3, host h2\\) died; 1 of 2 replicas left$")
+

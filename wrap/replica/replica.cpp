@@ -285,12 +285,11 @@ class Engine {
       int flag = 0;
       MPI_Message msg;
       MPI_Status st;
-      PMPI_Improbe(MPI_ANY_SOURCE, kWireTag, comm_, &flag, &msg, &st);
-      if (!flag) break;
+      if (PMPI_Improbe(MPI_ANY_SOURCE, kWireTag, comm_, &flag, &msg, &st) != MPI_SUCCESS || !flag) break;
       int n = 0;
       PMPI_Get_count(&st, MPI_BYTE, &n);
       Bytes b(static_cast<std::size_t>(n));
-      PMPI_Mrecv(b.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+      if (PMPI_Mrecv(b.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS) continue;
       Wire w;
       if (!decode(b, st.MPI_SOURCE, ep_.self(), &w)) continue;
       if (w.kind == Wire::data) {
@@ -308,7 +307,12 @@ class Engine {
       if (!ep_.liveness().alive(w.to)) continue;
       auto buf = std::make_unique<Bytes>(encode(w));
       MPI_Request req;
-      PMPI_Isend(buf->data(), static_cast<int>(buf->size()), MPI_BYTE, w.to, kWireTag, comm_, &req);
+      // NOTE: an error (MPICH: a peer whose connection failed, e.g. across a cut link) abandons the copy:
+      // the detector decides whether that replica is dead, and the protocol needs no copy to a dead one.
+      if (PMPI_Isend(buf->data(), static_cast<int>(buf->size()), MPI_BYTE, w.to, kWireTag, comm_, &req) != MPI_SUCCESS) {
+        abandoned_.push_back(std::move(buf));
+        continue;
+      }
       sends_.push_back(InFlight{req, std::move(buf), w.to});
     }
     out_.clear();
@@ -317,8 +321,10 @@ class Engine {
   void retire_sends() {
     for (auto it = sends_.begin(); it != sends_.end();) {
       int flag = 0;
-      PMPI_Test(&it->req, &flag, MPI_STATUS_IGNORE);
-      if (flag) {
+      if (PMPI_Test(&it->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        abandoned_.push_back(std::move(it->buf));  // failed: MPI may hold it still
+        it = sends_.erase(it);
+      } else if (flag) {
         it = sends_.erase(it);
       } else if (!ep_.liveness().alive(it->to)) {
         // NOTE: MPI may still read a copy to a dead replica; its request and buffer are abandoned.
@@ -617,6 +623,10 @@ void start() {
                g_replicas);
   MPI_Comm comm;
   PMPI_Comm_dup(cohort::world(), &comm);
+  // The wire communicator returns errors: MPI's default handler would abort the job from inside the
+  // progress of a replica that lost a peer's connection (MPICH: in PMI, holding MPI's lock, so that the
+  // detector thread could not even fence a cut-off minority).
+  PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   // Host of every world rank, for the placement rule and the warn lines.
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;

@@ -12,9 +12,11 @@ std::vector<int> Endpoint::live_twins() const {
   return out;
 }
 
-std::uint64_t Endpoint::send(int context, int dst, int tag, const Bytes &payload, std::vector<Wire> *out) {
+std::uint64_t Endpoint::send(int context, int dst, int tag, const Bytes &payload, std::vector<Wire> *out,
+                            bool synchronous) {
   Channel c{context, logical(), dst};
   std::uint64_t seq = channels_[c].next_send++;
+  if (synchronous && early_acks_.erase({c, seq}) == 0) unsynced_.insert({c, seq});
   for (int w : live_.live(dst)) {
     Wire m;
     m.kind = Wire::data;
@@ -23,6 +25,7 @@ std::uint64_t Endpoint::send(int context, int dst, int tag, const Bytes &payload
     m.channel = c;
     m.seq = seq;
     m.tag = tag;
+    m.synchronous = synchronous;
     m.payload = payload;
     out->push_back(std::move(m));
     ++counters_.copies_sent;
@@ -42,7 +45,7 @@ void Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
         ++counters_.duplicates;
         return;
       }
-      cs.held.emplace(w.seq, Delivery{w.channel, w.seq, w.tag, w.payload});
+      cs.held.emplace(w.seq, Delivery{w.channel, w.seq, w.tag, w.payload, w.synchronous});
       ++held_count_;
       if (w.seq == cs.next_deliver) ready_.insert(w.channel);
       return;
@@ -83,6 +86,18 @@ void Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
       if (!d.proposed_by_me || d.epoch != w.epoch) return;
       d.acks.insert(w.from);
       try_commit(w.event, d, out);
+      return;
+    }
+    case Wire::matched: {
+      if (w.channel.src != logical()) return;
+      // NOTE: the first acknowledgement completes the send; the receiver's other replicas' are dropped,
+      // unless this replica has not made the send yet (a twin of it was ahead): kept until it does.
+      auto it = channels_.find(w.channel);
+      if (it != channels_.end() && w.seq < it->second.next_send) {
+        counters_.match_acks_used += unsynced_.erase({w.channel, w.seq});
+      } else {
+        early_acks_.insert({w.channel, w.seq});
+      }
       return;
     }
     case Wire::commit: {
@@ -175,6 +190,20 @@ bool Endpoint::deliver(const Channel &c, Delivery *d) {
   ++counters_.delivered;
   if (!cs.held.count(cs.next_deliver)) ready_.erase(c);
   return true;
+}
+
+void Endpoint::matched(const Delivery &d, std::vector<Wire> *out) {
+  if (!d.synchronous) return;
+  for (int w : live_.live(d.channel.src)) {
+    Wire m;
+    m.kind = Wire::matched;
+    m.from = self_;
+    m.to = w;
+    m.channel = d.channel;
+    m.seq = d.seq;
+    out->push_back(m);
+    ++counters_.match_acks_sent;
+  }
 }
 
 bool Endpoint::ready(const Channel &c) const { return ready_.count(c) != 0; }

@@ -39,6 +39,13 @@
 // Duplicates are never held: per channel the state is the next sequence number to deliver and the held
 // copies. Committed decisions are kept for re-proposal after a takeover: the last kept_decisions of them.
 //
+// Synchronous sends (MPI_Ssend, MPI_Issend; MPI 4.0, 3.4): complete only once the receiver matched the
+// message. A copy carries the synchronous flag; each receiver replica, when its program matches the
+// message, sends a match acknowledgement to every live replica of the sender; the first to reach a sender
+// replica completes the send there, later ones are dropped. A receiver replica that dies is masked by its
+// twins, which match the same message and acknowledge it too. An acknowledgement may reach a sender
+// replica before it sent the message (a twin of it was ahead): it is kept until then.
+//
 // Not built here: the cut of a channel whose sender logical rank lost every replica (its last replicas
 // may have reached some receiver replicas and not others); docs/design/replication.md gives the rule.
 //
@@ -77,6 +84,7 @@ struct Wire {
     propose,  ///< leader -> twin: event, epoch, outcome
     ack,      ///< twin -> leader: event, epoch
     commit,   ///< leader -> twin: event, epoch, outcome
+    matched,  ///< receiver replica -> sender replica: its program matched (channel, seq), a synchronous send
   };
   Kind kind = data;
   int from = -1;  ///< world rank
@@ -84,6 +92,7 @@ struct Wire {
   Channel channel;
   std::uint64_t seq = 0;
   int tag = 0;
+  bool synchronous = false;  ///< data: the receiver acknowledges the match
   Bytes payload;
   std::uint64_t event = 0;
   int epoch = 0;
@@ -96,6 +105,7 @@ struct Delivery {
   std::uint64_t seq = 0;
   int tag = 0;
   Bytes payload;
+  bool synchronous = false;  ///< call Endpoint::matched when the program matches it
 };
 
 struct Limits {
@@ -108,6 +118,7 @@ struct Counters {
   std::uint64_t copies_sent = 0, copies_received = 0, duplicates = 0, delivered = 0;
   std::uint64_t proposals_sent = 0, acks_sent = 0, commits_sent = 0, takeovers = 0;
   std::uint64_t conflicts = 0;  ///< a proposal contradicting a committed outcome (must stay 0)
+  std::uint64_t match_acks_sent = 0, match_acks_used = 0;
 };
 
 /// The protocol state of one replica (world rank `self`).
@@ -124,7 +135,15 @@ class Endpoint {
   /// The program sends a logical message to logical rank dst on communicator `context`: appends one
   /// data copy per live replica of dst to *out, numbered with the channel's next sequence number.
   /// Returns that sequence number.
-  std::uint64_t send(int context, int dst, int tag, const Bytes &payload, std::vector<Wire> *out);
+  /// A synchronous send completes (synced()) once the receiver matched it.
+  std::uint64_t send(int context, int dst, int tag, const Bytes &payload, std::vector<Wire> *out,
+                     bool synchronous = false);
+  /// Whether synchronous send (channel from this logical rank, seq) is complete: a replica of the
+  /// receiver matched it. True for a send that was not synchronous.
+  bool synced(const Channel &c, std::uint64_t seq) const { return !unsynced_.count({c, seq}); }
+  /// The program matched delivered message d (a receive or MPI_Mprobe took it): when it was sent
+  /// synchronously, appends the match acknowledgements to every live replica of its sender.
+  void matched(const Delivery &d, std::vector<Wire> *out);
 
   /// A wire message addressed to this replica arrived. Appends replies to *out. Messages from a replica
   /// known dead are still used (their content is the same as its twins').
@@ -186,6 +205,8 @@ class Endpoint {
   Liveness live_;
   std::map<Channel, ChannelState> channels_;
   std::set<Channel> ready_;  ///< channels whose next message is held
+  std::set<std::pair<Channel, std::uint64_t>> unsynced_;    ///< synchronous sends not acknowledged yet
+  std::set<std::pair<Channel, std::uint64_t>> early_acks_;  ///< acknowledgements of sends not made yet
   std::size_t held_count_ = 0;
   std::map<std::uint64_t, Decision> decisions_;
   std::uint64_t consumed_below_ = 0;  ///< events < this were used by the program

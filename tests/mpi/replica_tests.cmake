@@ -34,6 +34,15 @@ replica_test(replica.ring TIMEOUT 60
   ARGS --kill rank=3,at=send.posted,hit=300 --kill rank=1,at=recv.posted,hit=150
        --kill rank=2,at=barrier.posted,hit=50
   COMMAND $<TARGET_FILE:replica_ring> ${_repl_ring_rounds})
+# Communicators other than MPI_COMM_WORLD (dup, split, create, create_group, MPI_COMM_SELF; compare,
+# group, free), probes (MPI_ANY_SOURCE probe and the Iprobe flag are leader decisions), Ssend/Rsend/Bsend
+# and their nonblocking forms, Waitsome/Testsome: a twin killed after a send, a leader killed entering a
+# split (its twin takes over the decisions), rank 0's twin killed entering a dup.
+cohort_test_program(replica_comms replica_comms.c)
+replica_test(replica.comms TIMEOUT 60
+  ARGS --kill rank=3,at=send.posted,hit=200 --kill rank=1,at=comm_split.posted,hit=15
+       --kill rank=2,at=comm_dup.posted,hit=25
+  COMMAND $<TARGET_FILE:replica_comms> 40)
 if(COHORT_BUILD_EXAMPLES)
   # (the wall time is the one line that differs between any two runs)
   replica_test(replica.montecarlo_pi TIMEOUT 60

@@ -318,6 +318,7 @@ static bool refused_revoked(MPI_Comm comm, const char *call, int *rc) {
 
 extern "C" int __wrap_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_dup);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_dup(comm, newcomm);
   Alias *a = find_alias(comm);
   int rc = MPI_SUCCESS;
   if (a == nullptr && refused_revoked(comm, "MPI_Comm_dup", &rc)) return rc;
@@ -351,6 +352,7 @@ extern "C" int __wrap_MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Reques
 
 extern "C" int __wrap_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_split);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_split(comm, color, key, newcomm, "MPI_Comm_split");
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Comm_split(comm, color, key, newcomm);
   return split_alias(*a, CallId::MPI_Comm_split, color, key, newcomm);
@@ -360,6 +362,7 @@ extern "C" int __wrap_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm
 // on different ranks) and whose key is the rank's position in it.
 extern "C" int __wrap_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_create);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_create(comm, group, newcomm);
   Alias *a = find_alias(comm);
   if (a == nullptr || newcomm == nullptr || group == MPI_GROUP_NULL) return PMPI_Comm_create(comm, group, newcomm);
   int position = MPI_UNDEFINED, color = MPI_UNDEFINED;
@@ -382,6 +385,7 @@ bool node_split_type(int split_type) {
 
 extern "C" int __wrap_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_split_type);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_split_type(comm, split_type, key, info, newcomm);
   Alias *a = find_alias(comm);
   if (a == nullptr || (!node_split_type(split_type) && split_type != MPI_UNDEFINED))
     return PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
@@ -399,6 +403,7 @@ extern "C" int __wrap_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key
 // after a failure holds the survivors only, so it is recognised as a duplicate (congruent) by lineage.
 extern "C" int __wrap_MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
   count_call(CallId::MPI_Comm_group);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_group(comm, group);
   if (any_alias_with_holes()) {  // (a communicator with holes: its group in the program's numbering, holes included)
     const Alias *a = find_alias(comm);
     if (a != nullptr && a->has_holes()) {
@@ -417,6 +422,7 @@ extern "C" int __wrap_MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
 
 extern "C" int __wrap_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
   count_call(CallId::MPI_Comm_compare);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_compare(comm1, comm2, result);
   int rc = PMPI_Comm_compare(comm1, comm2, result);
   if (rc == MPI_SUCCESS && *result != MPI_IDENT && same_lineage(comm1, comm2)) *result = MPI_CONGRUENT;
   return rc;
@@ -441,6 +447,7 @@ int free_alias(MPI_Comm *comm) {
 
 extern "C" int __wrap_MPI_Comm_free(MPI_Comm *comm) {
   count_call(CallId::MPI_Comm_free);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_free(comm);
   if (comm == nullptr) return PMPI_Comm_free(comm);
   return free_alias(comm);
 }

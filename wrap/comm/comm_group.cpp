@@ -13,11 +13,13 @@
 #include "repair/group.hpp"
 #include "wrap/calls.h"
 #include "wrap/core/driver.hpp"
+#include "wrap/replica/replica.hpp"
 
 using namespace cohort;  // NOLINT: this file only defines extern "C" entry points
 
 extern "C" int __wrap_MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
   wrap::count_call(wrap::CallId::MPI_Comm_create_group);
+  if (wrap::replica::on()) return wrap::replica::comm_create_group(comm, group, tag, newcomm);
   if (newcomm == nullptr) return PMPI_Comm_create_group(comm, group, tag, newcomm);  // MPI reports it
   int rc = repair::group_create(group, tag, newcomm, nullptr, "MPI_Comm_create_group");
   if (rc != MPI_SUCCESS) {

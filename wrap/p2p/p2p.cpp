@@ -221,18 +221,21 @@ extern "C" int __wrap_MPI_Send(const void *buf, int count, MPI_Datatype type, in
 
 extern "C" int __wrap_MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   count_call(CallId::MPI_Ssend);
+  if (replica::on()) return replica::ssend(buf, count, type, dest, tag, comm);
   if (dest == MPI_PROC_NULL) return PMPI_Ssend(buf, count, type, dest, tag, comm);
   return blocking_send("MPI_Ssend", PMPI_Issend, 0, buf, count, type, dest, tag, comm);
 }
 
 extern "C" int __wrap_MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   count_call(CallId::MPI_Rsend);
+  if (replica::on()) return replica::send(buf, count, type, dest, tag, comm, "MPI_Rsend");
   if (dest == MPI_PROC_NULL) return PMPI_Rsend(buf, count, type, dest, tag, comm);
   return blocking_send("MPI_Rsend", PMPI_Irsend, 0, buf, count, type, dest, tag, comm);
 }
 
 extern "C" int __wrap_MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   count_call(CallId::MPI_Bsend);
+  if (replica::on()) return replica::send(buf, count, type, dest, tag, comm, "MPI_Bsend");
   if (dest == MPI_PROC_NULL) return PMPI_Bsend(buf, count, type, dest, tag, comm);
   return blocking_send("MPI_Bsend", PMPI_Ibsend, 0, buf, count, type, dest, tag, comm);
 }
@@ -275,25 +278,28 @@ extern "C" int __wrap_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype ty
 extern "C" int __wrap_MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                 MPI_Request *req) {
   count_call(CallId::MPI_Isend);
-  if (replica::on()) return replica::isend(buf, count, type, dest, tag, comm, req);
+  if (replica::on()) return replica::isend(buf, count, type, dest, tag, comm, req, "MPI_Isend");
   return isend_tracked("MPI_Isend", PMPI_Isend, buf, count, type, dest, tag, comm, req);
 }
 
 extern "C" int __wrap_MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                  MPI_Request *req) {
   count_call(CallId::MPI_Issend);
+  if (replica::on()) return replica::issend(buf, count, type, dest, tag, comm, req);
   return isend_tracked("MPI_Issend", PMPI_Issend, buf, count, type, dest, tag, comm, req);
 }
 
 extern "C" int __wrap_MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                  MPI_Request *req) {
   count_call(CallId::MPI_Irsend);
+  if (replica::on()) return replica::isend(buf, count, type, dest, tag, comm, req, "MPI_Irsend");
   return isend_tracked("MPI_Irsend", PMPI_Irsend, buf, count, type, dest, tag, comm, req);
 }
 
 extern "C" int __wrap_MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                                  MPI_Request *req) {
   count_call(CallId::MPI_Ibsend);
+  if (replica::on()) return replica::isend(buf, count, type, dest, tag, comm, req, "MPI_Ibsend");
   return isend_tracked("MPI_Ibsend", PMPI_Ibsend, buf, count, type, dest, tag, comm, req);
 }
 
@@ -424,6 +430,7 @@ extern "C" int __wrap_MPI_Testany(int count, MPI_Request reqs[], int *index, int
 extern "C" int __wrap_MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                                    MPI_Status statuses[]) {
   count_call(CallId::MPI_Testsome);
+  if (replica::on()) return replica::testsome(incount, reqs, outcount, indices, statuses);
   PersistentView view(incount, reqs);
   nbc_turn(nullptr);
   if (no_failure_nor_revoke()) {
@@ -439,6 +446,7 @@ extern "C" int __wrap_MPI_Testsome(int incount, MPI_Request reqs[], int *outcoun
 extern "C" int __wrap_MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                                    MPI_Status statuses[]) {
   count_call(CallId::MPI_Waitsome);
+  if (replica::on()) return replica::waitsome(incount, reqs, outcount, indices, statuses);
   PersistentView view(incount, reqs);
   // Those complete now; if none, one through MPI_Waitany's completion (never waits on a dead rank), then
   // any others that completed meanwhile.
@@ -747,6 +755,7 @@ Op message_op(MPI_Message msg, const char *call) {
 
 extern "C" int __wrap_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
   count_call(CallId::MPI_Probe);
+  if (replica::on()) return replica::probe(source, tag, comm, status);
   if (source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Probe");
   int rc = MPI_SUCCESS;
@@ -757,6 +766,7 @@ extern "C" int __wrap_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *
 
 extern "C" int __wrap_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
   count_call(CallId::MPI_Iprobe);
+  if (replica::on()) return replica::iprobe(source, tag, comm, flag, status);
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Iprobe");
   int rc = MPI_SUCCESS;
   auto iprobe = [&](int *f) { return probe_in_handle(PMPI_Iprobe, source, tag, comm, f, status); };
@@ -766,6 +776,7 @@ extern "C" int __wrap_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, 
 
 extern "C" int __wrap_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *status) {
   count_call(CallId::MPI_Mprobe);
+  if (replica::on()) return replica::mprobe(source, tag, comm, msg, status);
   if (source == MPI_PROC_NULL) return PMPI_Mprobe(source, tag, comm, msg, status);
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Mprobe");
   MPI_Status local;
@@ -780,6 +791,7 @@ extern "C" int __wrap_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message
 extern "C" int __wrap_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *msg,
                                   MPI_Status *status) {
   count_call(CallId::MPI_Improbe);
+  if (replica::on()) return replica::improbe(source, tag, comm, flag, msg, status);
   if (source == MPI_PROC_NULL) return PMPI_Improbe(source, tag, comm, flag, msg, status);
   Op op = p2p::make_op(Dir::recv, source, tag, comm, "MPI_Improbe");
   MPI_Status local;
@@ -793,6 +805,7 @@ extern "C" int __wrap_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
 
 extern "C" int __wrap_MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, MPI_Status *status) {
   count_call(CallId::MPI_Mrecv);
+  if (replica::on()) return replica::mrecv(buf, count, type, msg, status);
   if (*msg == MPI_MESSAGE_NULL || *msg == MPI_MESSAGE_NO_PROC) return PMPI_Mrecv(buf, count, type, msg, status);
   Op op = message_op(*msg, "MPI_Mrecv");
   MPI_Request req;
@@ -803,6 +816,7 @@ extern "C" int __wrap_MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Mes
 
 extern "C" int __wrap_MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *msg, MPI_Request *req) {
   count_call(CallId::MPI_Imrecv);
+  if (replica::on()) return replica::imrecv(buf, count, type, msg, req);
   if (*msg == MPI_MESSAGE_NULL || *msg == MPI_MESSAGE_NO_PROC) return PMPI_Imrecv(buf, count, type, msg, req);
   Op op = message_op(*msg, "MPI_Imrecv");
   int rc = p2p::post_mrecv(buf, count, type, msg, op, req);

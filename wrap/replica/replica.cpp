@@ -24,6 +24,7 @@
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
 #include "detector/world.hpp"
+#include "replica/comms.hpp"
 #include "replica/placement.hpp"
 #include "replica/protocol.hpp"
 #include "wrap/core/policy.hpp"
@@ -35,15 +36,15 @@ namespace {
 
 using cohort::replica::Bytes;
 using cohort::replica::Channel;
+using cohort::replica::CommTable;
+using cohort::replica::Contribution;
+using cohort::replica::LogicalComm;
 using cohort::replica::Delivery;
 using cohort::replica::Endpoint;
 using cohort::replica::Placement;
 using cohort::replica::Wire;
 
-// Channel contexts: the program's point-to-point on MPI_COMM_WORLD, and the collectives' schedules on it
-// (their own channels, so that a collective never matches a program's receive).
-constexpr int kWorldP2p = 0;
-constexpr int kWorldColl = 1;
+// (Channel contexts: each communicator's, replica/comms.hpp.)
 constexpr int kWireTag = 1;  // on cohort's own communicator, which carries nothing else
 
 // An MPI_ANY_SOURCE outcome: the source logical rank and the sequence number of the matched message.
@@ -53,13 +54,14 @@ std::uint64_t match_seq(std::int64_t o) { return static_cast<std::uint64_t>(o) >
 
 // ---- the wire format: a fixed header, then the payload ----
 struct Header {
-  std::int32_t kind, context, src, dst, tag, epoch;
+  std::int32_t kind, context, src, dst, tag, epoch, synchronous;
   std::uint64_t seq, event;
   std::int64_t outcome;
 };
 
 Bytes encode(const Wire &w) {
-  Header h{w.kind, w.channel.context, w.channel.src, w.channel.dst, w.tag, w.epoch, w.seq, w.event, w.outcome};
+  Header h{w.kind, w.channel.context, w.channel.src, w.channel.dst, w.tag, w.epoch, w.synchronous ? 1 : 0,
+           w.seq,  w.event, w.outcome};
   Bytes b(sizeof h + w.payload.size());
   std::memcpy(b.data(), &h, sizeof h);
   if (!w.payload.empty()) std::memcpy(b.data() + sizeof h, w.payload.data(), w.payload.size());
@@ -76,6 +78,7 @@ bool decode(const Bytes &b, int from, int to, Wire *w) {
   w->channel = Channel{h.context, h.src, h.dst};
   w->tag = h.tag;
   w->epoch = h.epoch;
+  w->synchronous = h.synchronous != 0;
   w->seq = h.seq;
   w->event = h.event;
   w->outcome = h.outcome;
@@ -85,8 +88,9 @@ bool decode(const Bytes &b, int from, int to, Wire *w) {
 
 // A receive the program (or a collective's schedule) posted, in post order until it matched.
 struct Recv {
-  int context = kWorldP2p;
-  int source = 0;  // logical rank or MPI_ANY_SOURCE
+  std::shared_ptr<const LogicalComm> comm;
+  int context = 0;  // comm's point-to-point or collectives' channel context
+  int source = 0;   // logical world rank or MPI_ANY_SOURCE
   int tag = 0;     // or MPI_ANY_TAG
   void *buf = nullptr;
   int count = 0;
@@ -99,8 +103,35 @@ struct Recv {
   int rc = MPI_SUCCESS;
 };
 
+// Unpacks logical message d into the program's buffer and fills *status (communicator c's numbering);
+// MPI_ERR_TRUNCATE when it does not fit.
+int unpack_message(const Delivery &d, void *buf, int count, MPI_Datatype type, const LogicalComm &c,
+                   MPI_Status *status) {
+  int rc = MPI_SUCCESS;
+  int tsize = 0;
+  PMPI_Type_size(type, &tsize);
+  int n = tsize > 0 ? static_cast<int>(d.payload.size() / static_cast<std::size_t>(tsize)) : 0;
+  if (n > count) {
+    rc = MPI_ERR_TRUNCATE;
+    n = count;
+  }
+  if (n > 0) {
+    int pos = 0;
+    PMPI_Unpack(d.payload.data(), static_cast<int>(d.payload.size()), &pos, buf, n, type, MPI_COMM_WORLD);
+  }
+  if (status == MPI_STATUS_IGNORE) return rc;
+  status->MPI_SOURCE = c.rank_of(d.channel.src);
+  status->MPI_TAG = d.tag;
+  status->MPI_ERROR = rc;
+  PMPI_Status_set_elements(status, type, n);
+  return rc;
+}
+
 struct Request {
   std::shared_ptr<Recv> recv;  // null: a send (complete once its copies were handed to MPI)
+  bool synchronous = false;    // a synchronous send: complete once the receiver matched it
+  Channel channel;
+  std::uint64_t seq = 0;
 };
 
 struct InFlight {
@@ -112,11 +143,12 @@ struct InFlight {
 class Engine {
  public:
   Engine(int n, int r, const std::vector<int> &hosts, std::vector<std::string> host_names, MPI_Comm comm)
-      : placement_(n, r, hosts), ep_(&placement_, detector::world_rank()), comm_(comm),
+      : placement_(n, r, hosts), ep_(&placement_, detector::world_rank()), comms_(n, ep_.logical()), comm_(comm),
         host_names_(std::move(host_names)) {}
 
   const Placement &placement() const { return placement_; }
   Endpoint &endpoint() { return ep_; }
+  CommTable &comms() { return comms_; }
   int logical() const { return ep_.logical(); }
   int size() const { return placement_.logical_size(); }
 
@@ -153,12 +185,13 @@ class Engine {
   }
 
   // ---- messages ----
-  void send_packed(int context, int dst, int tag, const Bytes &payload) {
-    ep_.send(context, dst, tag, payload, &out_);
+  std::uint64_t send_packed(int context, int dst, int tag, const Bytes &payload, bool synchronous = false) {
+    std::uint64_t seq = ep_.send(context, dst, tag, payload, &out_, synchronous);
     flush();
+    return seq;
   }
   std::shared_ptr<Recv> post_recv(std::shared_ptr<Recv> r) {
-    if (r->context == kWorldP2p && r->source == MPI_ANY_SOURCE) r->event = next_event_++;
+    if (r->source == MPI_ANY_SOURCE) r->event = next_event_++;
     posted_.push_back(r);
     poll();
     return r;
@@ -363,26 +396,64 @@ class Engine {
     Delivery d = std::move(*it);
     q.erase(it);
     r.done = true;
+    ep_.matched(d, &out_);
     if (r.into != nullptr) {
       *r.into = std::move(d.payload);
       return;
     }
-    int tsize = 0;
-    PMPI_Type_size(r.type, &tsize);
-    int n = tsize > 0 ? static_cast<int>(d.payload.size() / static_cast<std::size_t>(tsize)) : 0;
-    if (n > r.count) {
-      r.rc = MPI_ERR_TRUNCATE;
-      n = r.count;
-    }
-    if (n > 0) {
-      int pos = 0;
-      PMPI_Unpack(d.payload.data(), static_cast<int>(d.payload.size()), &pos, r.buf, n, r.type, comm_);
-    }
-    r.status.MPI_SOURCE = d.channel.src;
-    r.status.MPI_TAG = d.tag;
-    r.status.MPI_ERROR = r.rc;
-    PMPI_Status_set_elements(&r.status, r.type, n);
+    r.rc = unpack_message(d, r.buf, r.count, r.type, *r.comm, &r.status);
   }
+
+ public:
+  // ---- probes: the arrived logical messages a receive posted now would match ----
+  /// The first arrived, unmatched message of channel c that a receive of `tag` takes; null if none.
+  const Delivery *peek(const Channel &c, int tag) {
+    auto m = first_match(c, tag);
+    return m == arrived_[c].end() ? nullptr : &*m;
+  }
+  /// The arrived message of channel c with sequence number seq; null if it has not arrived.
+  const Delivery *peek_seq(const Channel &c, std::uint64_t seq) {
+    for (const Delivery &d : arrived_[c])
+      if (d.seq == seq) return &d;
+    return nullptr;
+  }
+  /// Takes the arrived message of channel c with sequence number seq out of matching (MPI_Mprobe).
+  Delivery take(const Channel &c, std::uint64_t seq) {
+    auto &q = arrived_[c];
+    for (auto it = q.begin(); it != q.end(); ++it)
+      if (it->seq == seq) {
+        Delivery d = std::move(*it);
+        q.erase(it);
+        ep_.matched(d, &out_);
+        flush();
+        return d;
+      }
+    return {};
+  }
+  /// The leader's choice for an MPI_ANY_SOURCE match of `tag` on communicator c's channels `context`:
+  /// the first source, round robin after the last one chosen, with a message of a matching tag.
+  bool any_candidate(const LogicalComm &c, int context, int tag, std::int64_t *cand) {
+    const int n = c.size();
+    const int last = c.rank_of(last_any_src_);
+    for (int k = 1; k <= n; ++k) {
+      int src = c.members[static_cast<std::size_t>((last + k) % n)];
+      Channel ch{context, src, logical()};
+      auto m = first_match(ch, tag);
+      if (m == arrived_[ch].end()) continue;
+      last_any_src_ = src;
+      *cand = encode_match(src, m->seq);
+      return true;
+    }
+    return false;
+  }
+  /// After a probe matched logical world rank src: a receive that follows it with MPI_ANY_SOURCE is
+  /// offered src first (MPI 4.0, 3.8.1: it receives the probed message).
+  void prefer_source(const LogicalComm &c, int src) {
+    const int n = c.size();
+    last_any_src_ = c.members[static_cast<std::size_t>((c.rank_of(src) + n - 1) % n)];
+  }
+
+ private:
 
   // Matches posted receives in post order. A receive with a named source takes the first message of its
   // channel with a matching tag, unless an earlier MPI_ANY_SOURCE receive of the same communicator that
@@ -445,20 +516,7 @@ class Engine {
     return moved;
   }
 
-  // The leader's choice for an MPI_ANY_SOURCE receive: the first source, round robin after the last one
-  // chosen, with a message of a matching tag.
-  bool any_candidate(const Recv &r, std::int64_t *cand) {
-    for (int k = 1; k <= size(); ++k) {
-      int src = (last_any_src_ + k) % size();
-      Channel c{r.context, src, logical()};
-      auto m = first_match(c, r.tag);
-      if (m == arrived_[c].end()) continue;
-      last_any_src_ = src;
-      *cand = encode_match(src, m->seq);
-      return true;
-    }
-    return false;
-  }
+  bool any_candidate(const Recv &r, std::int64_t *cand) { return any_candidate(*r.comm, r.context, r.tag, cand); }
 
   bool all_copies_in() const {
     for (const auto &[c, n] : delivered_)
@@ -481,6 +539,7 @@ class Engine {
 
   Placement placement_;
   Endpoint ep_;
+  CommTable comms_;
   MPI_Comm comm_;
   std::vector<std::string> host_names_;
   std::vector<Wire> out_;
@@ -538,15 +597,29 @@ MPI_Request new_request(Request r) {
 
 std::uintptr_t request_id(MPI_Request r) { return from_handle(r); }
 
-void need_world(MPI_Comm comm, const char *call) {
-  if (comm != MPI_COMM_WORLD)
-    log::fatal(1, "%s: under replication (COHORT_REPLICAS=%d) only MPI_COMM_WORLD is supported yet; stopping", call,
-               g_replicas);
+// ---- the program's communicators ----
+// Each has a real handle of its own (a duplicate of MPI_COMM_SELF: local, so no replica waits on another;
+// calls cohort does not wrap, such as MPI_Comm_set_name, work on it), mapped to its logical communicator.
+std::map<MPI_Comm, std::shared_ptr<const LogicalComm>> g_comms;
+// This replica's view of the world as a group: replica k (this one's index) of every logical rank, in
+// logical order, so that group ranks are logical ranks and the MPI_Group_* calls (not wrapped) work.
+MPI_Group g_slice = MPI_GROUP_NULL;
+
+const std::shared_ptr<const LogicalComm> &comm_of(MPI_Comm comm, const char *call) {
+  if (comm == MPI_COMM_WORLD) return g_engine->comms().world();
+  if (comm == MPI_COMM_SELF) return g_engine->comms().self_comm();
+  auto it = g_comms.find(comm);
+  if (it == g_comms.end())
+    log::fatal(1, "%s: under replication (COHORT_REPLICAS=%d) a communicator must be MPI_COMM_WORLD, MPI_COMM_SELF "
+               "or made from them by the calls replication handles; stopping", call, g_replicas);
+  return it->second;
 }
 
-void need_rank(int rank, const char *what, const char *call) {
-  if (rank < 0 || rank >= g_engine->size())
-    log::fatal(1, "%s: %s %d is not a rank of MPI_COMM_WORLD (size %d)", call, what, rank, g_engine->size());
+// The logical world rank of communicator rank `rank`.
+int world_of(const LogicalComm &c, int rank, const char *what, const char *call) {
+  if (rank < 0 || rank >= c.size())
+    log::fatal(1, "%s: %s %d is not a rank of the communicator (size %d)", call, what, rank, c.size());
+  return c.members[static_cast<std::size_t>(rank)];
 }
 
 Bytes pack(const void *buf, int count, MPI_Datatype type) {
@@ -565,11 +638,12 @@ void unpack(const Bytes &b, void *buf, int count, MPI_Datatype type) {
     PMPI_Unpack(b.data(), static_cast<int>(b.size()), &pos, buf, count, type, MPI_COMM_WORLD);
 }
 
-// A schedule's blocking receive of logical rank src's next message on the collectives' channel.
-Bytes coll_recv(int src) {
+// A schedule's blocking receive of communicator rank src's next message on c's collectives' channel.
+Bytes coll_recv(const std::shared_ptr<const LogicalComm> &c, int src) {
   auto r = std::make_shared<Recv>();
-  r->context = kWorldColl;
-  r->source = src;
+  r->comm = c;
+  r->context = c->coll_context();
+  r->source = c->members[static_cast<std::size_t>(src)];
   r->tag = MPI_ANY_TAG;
   Bytes b;
   r->into = &b;
@@ -578,7 +652,54 @@ Bytes coll_recv(int src) {
   return b;
 }
 
-void coll_send(int dst, const Bytes &b) { g_engine->send_packed(kWorldColl, dst, 0, b); }
+void coll_send(const LogicalComm &c, int dst, const Bytes &b) {
+  g_engine->send_packed(c.coll_context(), c.members[static_cast<std::size_t>(dst)], 0, b);
+}
+
+// Every member's contribution to a creation, in c's rank order (gathered to rank 0, then broadcast, on
+// c's collectives' channels: a collective like any other of c).
+std::vector<Contribution> exchange(const std::shared_ptr<const LogicalComm> &c, Contribution mine) {
+  const int n = c->size();
+  std::vector<Contribution> all(static_cast<std::size_t>(n));
+  const std::size_t bytes = all.size() * sizeof(Contribution);
+  if (c->rank == 0) {
+    all[0] = mine;
+    for (int i = 1; i < n; ++i) std::memcpy(&all[static_cast<std::size_t>(i)], coll_recv(c, i).data(), sizeof mine);
+    Bytes whole(bytes);
+    std::memcpy(whole.data(), all.data(), bytes);
+    for (int i = 1; i < n; ++i) coll_send(*c, i, whole);
+  } else {
+    Bytes b(sizeof mine);
+    std::memcpy(b.data(), &mine, sizeof mine);
+    coll_send(*c, 0, b);
+    Bytes whole = coll_recv(c, 0);
+    std::memcpy(all.data(), whole.data(), bytes);
+  }
+  return all;
+}
+
+// The program's handle of a new logical communicator (MPI_COMM_NULL for none).
+MPI_Comm new_comm(std::shared_ptr<const LogicalComm> c) {
+  if (!c) return MPI_COMM_NULL;
+  MPI_Comm h;
+  PMPI_Comm_dup(MPI_COMM_SELF, &h);
+  g_comms[h] = std::move(c);
+  return h;
+}
+
+// The logical world ranks of a group the program made from a replicated communicator's group.
+std::vector<int> logical_members(MPI_Group group, const char *call) {
+  int n = 0;
+  PMPI_Group_size(group, &n);
+  std::vector<int> ranks(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  PMPI_Group_translate_ranks(group, n, ranks.data(), g_slice, out.data());
+  for (int w : out)
+    if (w == MPI_UNDEFINED)
+      log::fatal(1, "%s: under replication (COHORT_REPLICAS=%d) a group must come from MPI_Comm_group of a "
+                 "communicator; stopping", call, g_replicas);
+  return out;
+}
 
 void set_empty_status(MPI_Status *status) {
   if (status == MPI_STATUS_IGNORE) return;
@@ -655,6 +776,13 @@ void start() {
       }
     }
   }
+  MPI_Group all_group;
+  PMPI_Comm_group(cohort::world(), &all_group);
+  std::vector<int> slice;
+  const int k = g_engine->placement().replica(world_rank);
+  for (int l = 0; l < g_engine->size(); ++l) slice.push_back(g_engine->placement().world(l, k));
+  PMPI_Group_incl(all_group, g_engine->size(), slice.data(), &g_slice);
+  PMPI_Group_free(&all_group);
   g_engine->silence_if_twin();
   replica_mode::g_on.store(true);
 }
@@ -687,32 +815,139 @@ int failed_logical_count() { return static_cast<int>(g_engine->lost_logical().si
 // ---- the calls ----
 
 int comm_rank(MPI_Comm comm, int *rank) {
-  if (comm != MPI_COMM_WORLD) return PMPI_Comm_rank(comm, rank);
-  *rank = g_engine->logical();
+  *rank = comm_of(comm, "MPI_Comm_rank")->rank;
   return MPI_SUCCESS;
 }
 
 int comm_size(MPI_Comm comm, int *size) {
-  if (comm != MPI_COMM_WORLD) return PMPI_Comm_size(comm, size);
-  *size = g_engine->size();
+  *size = comm_of(comm, "MPI_Comm_size")->size();
   return MPI_SUCCESS;
 }
 
-int send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, const char *call) {
-  need_world(comm, call);
-  if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
-  need_rank(dest, "destination", call);
-  g_engine->send_packed(kWorldP2p, dest, tag, pack(buf, count, type));
+// ---- communicators (MPI 4.0, 7.4) ----
+
+int comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+  auto c = comm_of(comm, "MPI_Comm_dup");
+  inject::point(posted_hook(CallId::MPI_Comm_dup));
+  auto all = exchange(c, Contribution{0, c->rank, g_engine->comms().counter()});
+  *newcomm = new_comm(g_engine->comms().split(*c, all));
+  return MPI_SUCCESS;
+}
+
+int comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call) {
+  auto c = comm_of(comm, call);
+  inject::point(posted_hook(CallId::MPI_Comm_split));
+  if (color == MPI_UNDEFINED) color = CommTable::kUndefined;
+  else if (color < 0) log::fatal(1, "%s: color %d is negative (MPI_UNDEFINED or >= 0)", call, color);
+  auto all = exchange(c, Contribution{color, key, g_engine->comms().counter()});
+  *newcomm = new_comm(g_engine->comms().split(*c, all));
+  return MPI_SUCCESS;
+}
+
+// NOTE: no two logical ranks are promised shared memory under replication (their replicas sit on
+// different hosts), so each shared-memory communicator holds one logical rank: MPI allows any partition
+// into ranks that could share memory (MPI 4.0, 7.4.2).
+int comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm) {
+  if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+    log::fatal(1, "MPI_Comm_split_type: split type %d is not supported under replication (COHORT_REPLICAS=%d) yet, "
+               "only MPI_COMM_TYPE_SHARED; stopping at the call", split_type, g_replicas);
+  int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : g_engine->logical();
+  return comm_split(comm, color, key, newcomm, "MPI_Comm_split_type");
+}
+
+// A split whose color is the group's first member and whose key is the position in it (MPI allows
+// disjoint groups on different ranks).
+int comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+  int position = MPI_UNDEFINED, color = MPI_UNDEFINED;
+  PMPI_Group_rank(group, &position);
+  if (position != MPI_UNDEFINED) color = logical_members(group, "MPI_Comm_create").front();
+  return comm_split(comm, color, position, newcomm, "MPI_Comm_create");
+}
+
+// Only the group's members take part: they exchange their counters on the parent's collectives'
+// channels among themselves (the order of a pair's collectives is the program's on both sides).
+int comm_create_group(MPI_Comm comm, MPI_Group group, int, MPI_Comm *newcomm) {
+  auto parent = comm_of(comm, "MPI_Comm_create_group");
+  std::vector<int> members = logical_members(group, "MPI_Comm_create_group");
+  auto among = std::make_shared<LogicalComm>();
+  among->context = parent->context;
+  among->members = members;
+  among->rank = among->rank_of(g_engine->logical());
+  if (among->rank < 0) log::fatal(1, "MPI_Comm_create_group: the calling rank is not in the group");
+  for (int w : members)
+    if (parent->rank_of(w) < 0) log::fatal(1, "MPI_Comm_create_group: the group is not a subset of the communicator");
+  auto all = exchange(among, Contribution{0, 0, g_engine->comms().counter()});
+  std::vector<int> counters;
+  for (const Contribution &x : all) counters.push_back(x.counter);
+  *newcomm = new_comm(g_engine->comms().create(members, counters));
+  return MPI_SUCCESS;
+}
+
+int comm_free(MPI_Comm *comm) {
+  auto it = g_comms.find(*comm);
+  if (it == g_comms.end()) return PMPI_Comm_free(comm);  // MPI's own error for MPI_COMM_WORLD, ...
+  g_comms.erase(it);
+  return PMPI_Comm_free(comm);
+}
+
+int comm_group(MPI_Comm comm, MPI_Group *group) {
+  const LogicalComm &c = *comm_of(comm, "MPI_Comm_group");
+  return PMPI_Group_incl(g_slice, c.size(), c.members.data(), group);
+}
+
+int comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
+  if (comm1 == comm2) {
+    *result = MPI_IDENT;
+    return MPI_SUCCESS;
+  }
+  switch (CommTable::compare(*comm_of(comm1, "MPI_Comm_compare"), *comm_of(comm2, "MPI_Comm_compare"))) {
+    case cohort::replica::Similarity::ident: *result = MPI_IDENT; break;
+    case cohort::replica::Similarity::congruent: *result = MPI_CONGRUENT; break;
+    case cohort::replica::Similarity::similar: *result = MPI_SIMILAR; break;
+    case cohort::replica::Similarity::unequal: *result = MPI_UNEQUAL; break;
+  }
+  return MPI_SUCCESS;
+}
+
+// ---- point-to-point ----
+
+namespace {
+// Hands a send to the protocol; the request a synchronous send completes with.
+Request post_send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, bool synchronous,
+                  const char *call) {
+  const LogicalComm &c = *comm_of(comm, call);
+  Request q;
+  if (dest == MPI_PROC_NULL) return q;
+  const int to = world_of(c, dest, "destination", call);
+  q.synchronous = synchronous;
+  q.channel = Channel{c.p2p_context(), c.members[static_cast<std::size_t>(c.rank)], to};
+  q.seq = g_engine->send_packed(c.p2p_context(), to, tag, pack(buf, count, type), synchronous);
   // NOTE: the hook of cohort's own sends: a test kills a replica here, after its copies went to MPI.
   inject::point("send.posted");
+  return q;
+}
+
+bool send_done(const Request &q) { return !q.synchronous || g_engine->endpoint().synced(q.channel, q.seq); }
+}  // namespace
+
+int send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, const char *call) {
+  post_send(buf, count, type, dest, tag, comm, false, call);
+  return MPI_SUCCESS;
+}
+
+int ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  Request q = post_send(buf, count, type, dest, tag, comm, true, "MPI_Ssend");
+  g_engine->until([&] { return send_done(q); });
   return MPI_SUCCESS;
 }
 
 namespace {
-std::shared_ptr<Recv> post(void *buf, int count, MPI_Datatype type, int source, int tag, const char *call) {
-  if (source != MPI_ANY_SOURCE) need_rank(source, "source", call);
+std::shared_ptr<Recv> post(void *buf, int count, MPI_Datatype type, int source, int tag,
+                           const std::shared_ptr<const LogicalComm> &c, const char *call) {
   auto r = std::make_shared<Recv>();
-  r->source = source;
+  r->comm = c;
+  r->context = c->p2p_context();
+  r->source = source == MPI_ANY_SOURCE ? source : world_of(*c, source, "source", call);
   r->tag = tag;
   r->buf = buf;
   r->count = count;
@@ -722,29 +957,149 @@ std::shared_ptr<Recv> post(void *buf, int count, MPI_Datatype type, int source, 
 }  // namespace
 
 int recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status) {
-  need_world(comm, "MPI_Recv");
+  auto c = comm_of(comm, "MPI_Recv");
   if (source == MPI_PROC_NULL) {
     set_empty_status(status);
     return MPI_SUCCESS;
   }
-  auto r = post(buf, count, type, source, tag, "MPI_Recv");
+  auto r = post(buf, count, type, source, tag, c, "MPI_Recv");
   inject::point("recv.posted");
   g_engine->wait_recv(r);
   if (status != MPI_STATUS_IGNORE) *status = r->status;
   return r->rc;
 }
 
-int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
-  int rc = send(buf, count, type, dest, tag, comm, "MPI_Isend");
-  *request = new_request(Request{});
-  return rc;
+int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request,
+          const char *call) {
+  *request = new_request(post_send(buf, count, type, dest, tag, comm, false, call));
+  return MPI_SUCCESS;
+}
+
+int issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+  *request = new_request(post_send(buf, count, type, dest, tag, comm, true, "MPI_Issend"));
+  return MPI_SUCCESS;
 }
 
 int irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request) {
-  need_world(comm, "MPI_Irecv");
+  auto c = comm_of(comm, "MPI_Irecv");
   Request q;
-  if (source != MPI_PROC_NULL) q.recv = post(buf, count, type, source, tag, "MPI_Irecv");
+  if (source != MPI_PROC_NULL) q.recv = post(buf, count, type, source, tag, c, "MPI_Irecv");
   *request = new_request(std::move(q));
+  return MPI_SUCCESS;
+}
+
+// ---- probes (MPI 4.0, 3.8): what a probe finds is what a receive posted at its place would match ----
+
+namespace {
+// Finds the message a probe of (source, tag) on c matches: its channel and sequence number. A probe
+// with a named source needs no decision (its channel's order is the same on every replica) unless it
+// is nonblocking (whether the message arrived yet differs); with MPI_ANY_SOURCE the leader's match is
+// everyone's, as for a receive. False: a nonblocking probe found nothing (the leader's flag 0).
+bool probe_match(int source, int tag, const LogicalComm &c, bool blocking, const char *call, Channel *ch,
+                 std::uint64_t *seq) {
+  Engine &e = *g_engine;
+  const int me = e.logical();
+  if (source != MPI_ANY_SOURCE) {
+    *ch = Channel{c.p2p_context(), world_of(c, source, "source", call), me};
+    if (!blocking) {
+      e.poll();
+      if (e.decide(e.peek(*ch, tag) != nullptr ? 1 : 0) == 0) return false;
+    }
+    e.until([&] { return e.peek(*ch, tag) != nullptr; });
+    *seq = e.peek(*ch, tag)->seq;
+    return true;
+  }
+  std::int64_t outcome = -1;
+  if (blocking) {
+    outcome = e.decide_when([&](std::int64_t *cand) { return e.any_candidate(c, c.p2p_context(), tag, cand); });
+  } else {
+    e.poll();
+    std::int64_t cand = -1;
+    e.any_candidate(c, c.p2p_context(), tag, &cand);
+    outcome = e.decide(cand);
+    if (outcome < 0) return false;
+  }
+  *ch = Channel{c.p2p_context(), match_src(outcome), me};
+  *seq = match_seq(outcome);
+  e.until([&] { return e.peek_seq(*ch, *seq) != nullptr; });
+  e.prefer_source(c, match_src(outcome));
+  return true;
+}
+
+void probe_status(const Delivery &d, const LogicalComm &c, MPI_Status *status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = c.rank_of(d.channel.src);
+  status->MPI_TAG = d.tag;
+  status->MPI_ERROR = MPI_SUCCESS;
+  PMPI_Status_set_elements(status, MPI_BYTE, static_cast<int>(d.payload.size()));
+}
+
+// A matched message (MPI_Mprobe), taken out of matching until MPI_Mrecv; handles of cohort's own.
+struct Matched {
+  Delivery d;
+  std::shared_ptr<const LogicalComm> comm;
+};
+std::map<std::uintptr_t, Matched> g_matched;
+std::uintptr_t g_next_matched = 0x6EED0000u;
+
+int probe_any(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status,
+              const char *call) {
+  auto c = comm_of(comm, call);
+  const bool blocking = flag == nullptr;
+  if (flag != nullptr) *flag = 1;
+  if (source == MPI_PROC_NULL) {
+    set_empty_status(status);
+    if (message != nullptr) *message = MPI_MESSAGE_NO_PROC;
+    return MPI_SUCCESS;
+  }
+  Channel ch;
+  std::uint64_t seq = 0;
+  if (!probe_match(source, tag, *c, blocking, call, &ch, &seq)) {
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
+  probe_status(*g_engine->peek_seq(ch, seq), *c, status);
+  if (message != nullptr) {
+    std::uintptr_t id = g_next_matched += 8;
+    g_matched[id] = Matched{g_engine->take(ch, seq), c};
+    *message = to_handle<MPI_Message>(id);
+  }
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+int probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+  return probe_any(source, tag, comm, nullptr, nullptr, status, "MPI_Probe");
+}
+int iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+  return probe_any(source, tag, comm, flag, nullptr, status, "MPI_Iprobe");
+}
+int mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+  return probe_any(source, tag, comm, nullptr, message, status, "MPI_Mprobe");
+}
+int improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+  return probe_any(source, tag, comm, flag, message, status, "MPI_Improbe");
+}
+
+int mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    set_empty_status(status);
+    *message = MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+  }
+  auto it = g_matched.find(from_handle(*message));
+  if (it == g_matched.end()) log::fatal(1, "MPI_Mrecv: a message that MPI_Mprobe/MPI_Improbe did not return");
+  int rc = unpack_message(it->second.d, buf, count, type, *it->second.comm, status);
+  g_matched.erase(it);
+  *message = MPI_MESSAGE_NULL;
+  return rc;
+}
+
+int imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request) {
+  auto r = std::make_shared<Recv>();
+  r->rc = mrecv(buf, count, type, message, &r->status);
+  r->done = true;
+  *request = new_request(Request{r});
   return MPI_SUCCESS;
 }
 
@@ -772,6 +1127,14 @@ Request *find_request(MPI_Request request, const char *call) {
 }
 }  // namespace
 
+namespace {
+bool request_done(MPI_Request r) {
+  if (r == MPI_REQUEST_NULL) return false;
+  const Request *q = find_request(r, "MPI_Waitany");
+  return q->recv ? q->recv->done : send_done(*q);
+}
+}  // namespace
+
 int wait(MPI_Request *request, MPI_Status *status) {
   if (*request == MPI_REQUEST_NULL) {
     set_empty_status(status);
@@ -779,6 +1142,7 @@ int wait(MPI_Request *request, MPI_Status *status) {
   }
   Request *q = find_request(*request, "MPI_Wait");
   if (q->recv) g_engine->wait_recv(q->recv);
+  if (q->synchronous) g_engine->until([&] { return send_done(*q); });
   return finish_request(request, status);
 }
 
@@ -798,26 +1162,21 @@ int test(MPI_Request *request, int *flag, MPI_Status *status) {
     return MPI_SUCCESS;
   }
   Request *q = find_request(*request, "MPI_Test");
-  if (q->recv) {
-    // NOTE: whether a receive has completed differs between replicas; the leader's answer is everyone's.
+  if (q->recv || q->synchronous) {
+    // NOTE: whether a receive (or a synchronous send) has completed differs between replicas; the
+    // leader's answer is everyone's.
     g_engine->poll();
-    std::shared_ptr<Recv> r = q->recv;
-    if (g_engine->decide(r->done ? 1 : 0) == 0) {
+    if (g_engine->decide(request_done(*request) ? 1 : 0) == 0) {
       *flag = 0;
       return MPI_SUCCESS;
     }
-    g_engine->wait_recv(r);
+    return wait(request, status);
   }
   *flag = 1;
   return finish_request(request, status);
 }
 
 namespace {
-bool request_done(MPI_Request r) {
-  if (r == MPI_REQUEST_NULL) return false;
-  const Request *q = find_request(r, "MPI_Waitany");
-  return !q->recv || q->recv->done;
-}
 bool any_active(int count, const MPI_Request requests[]) {
   for (int i = 0; i < count; ++i)
     if (requests[i] != MPI_REQUEST_NULL) return true;
@@ -878,68 +1237,118 @@ int testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
   return waitall(count, requests, statuses);
 }
 
+namespace {
+// MPI_Waitsome/MPI_Testsome: the set of indices is the leader's, as a bit mask (one decision event).
+constexpr int kMaxSome = 62;
+
+int some(int count, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[], bool blocking,
+         const char *call) {
+  if (!any_active(count, requests)) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  if (count > kMaxSome)
+    log::fatal(1, "%s: more than %d requests are not supported under replication (COHORT_REPLICAS=%d) yet; "
+               "stopping at the call", call, kMaxSome, g_replicas);
+  auto done_mask = [&] {
+    std::int64_t m = 0;
+    for (int i = 0; i < count; ++i)
+      if (request_done(requests[i])) m |= std::int64_t{1} << i;
+    return m;
+  };
+  std::int64_t mask = 0;
+  if (blocking) {
+    // NOTE: a replica proposes (or keeps for a takeover) only a set that is complete on it and not empty.
+    mask = g_engine->decide_when([&](std::int64_t *cand) {
+      *cand = done_mask();
+      return *cand != 0;
+    });
+  } else {
+    g_engine->poll();
+    mask = g_engine->decide(done_mask());
+  }
+  bool failed = false;
+  *outcount = 0;
+  for (int i = 0; i < count; ++i) {
+    if ((mask & (std::int64_t{1} << i)) == 0) continue;
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[*outcount];
+    if (wait(&requests[i], st) != MPI_SUCCESS) failed = true;
+    indices[(*outcount)++] = i;
+  }
+  return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+}  // namespace
+
+int waitsome(int count, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+  return some(count, requests, outcount, indices, statuses, true, "MPI_Waitsome");
+}
+
+int testsome(int count, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+  return some(count, requests, outcount, indices, statuses, false, "MPI_Testsome");
+}
+
 // ---- collectives: linear schedules over the logical ranks on the collectives' channels ----
 
 int barrier(MPI_Comm comm) {
-  need_world(comm, "MPI_Barrier");
+  auto c = comm_of(comm, "MPI_Barrier");
   inject::point(posted_hook(CallId::MPI_Barrier));
-  const int me = g_engine->logical(), n = g_engine->size();
+  const int me = c->rank, n = c->size();
   if (me == 0) {
-    for (int i = 1; i < n; ++i) coll_recv(i);
-    for (int i = 1; i < n; ++i) coll_send(i, {});
+    for (int i = 1; i < n; ++i) coll_recv(c, i);
+    for (int i = 1; i < n; ++i) coll_send(*c, i, {});
   } else {
-    coll_send(0, {});
-    coll_recv(0);
+    coll_send(*c, 0, {});
+    coll_recv(c, 0);
   }
   return MPI_SUCCESS;
 }
 
 int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  need_world(comm, "MPI_Bcast");
-  need_rank(root, "root", "MPI_Bcast");
+  auto c = comm_of(comm, "MPI_Bcast");
+  world_of(*c, root, "root", "MPI_Bcast");
   inject::point(posted_hook(CallId::MPI_Bcast));
-  const int me = g_engine->logical(), n = g_engine->size();
+  const int me = c->rank, n = c->size();
   if (me == root) {
     Bytes b = pack(buf, count, type);
     for (int i = 0; i < n; ++i)
-      if (i != root) coll_send(i, b);
+      if (i != root) coll_send(*c, i, b);
   } else {
-    unpack(coll_recv(root), buf, count, type);
+    unpack(coll_recv(c, root), buf, count, type);
   }
   return MPI_SUCCESS;
 }
 
 int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  need_world(comm, "MPI_Reduce");
-  need_rank(root, "root", "MPI_Reduce");
+  auto c = comm_of(comm, "MPI_Reduce");
+  world_of(*c, root, "root", "MPI_Reduce");
   inject::point(posted_hook(CallId::MPI_Reduce));
-  const int me = g_engine->logical(), n = g_engine->size();
+  const int me = c->rank, n = c->size();
   if (me != root) {
-    coll_send(root, pack(sendbuf, count, type));
+    coll_send(*c, root, pack(sendbuf, count, type));
     return MPI_SUCCESS;
   }
   std::vector<Bytes> parts(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     parts[static_cast<std::size_t>(i)] =
-        i == root ? pack(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type) : coll_recv(i);
+        i == root ? pack(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type) : coll_recv(c, i);
   combine(parts, recvbuf, count, type, op);
   return MPI_SUCCESS;
 }
 
 int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  need_world(comm, "MPI_Allreduce");
+  comm_of(comm, "MPI_Allreduce");
   reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf, count, type, op, 0, comm);
   return bcast(recvbuf, count, type, 0, comm);
 }
 
 int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
            MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  need_world(comm, "MPI_Gather");
-  need_rank(root, "root", "MPI_Gather");
+  auto c = comm_of(comm, "MPI_Gather");
+  world_of(*c, root, "root", "MPI_Gather");
   inject::point(posted_hook(CallId::MPI_Gather));
-  const int me = g_engine->logical(), n = g_engine->size();
+  const int me = c->rank, n = c->size();
   if (me != root) {
-    coll_send(root, pack(sendbuf, sendcount, sendtype));
+    coll_send(*c, root, pack(sendbuf, sendcount, sendtype));
     return MPI_SUCCESS;
   }
   MPI_Aint lb = 0, extent = 0;
@@ -949,7 +1358,7 @@ int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
     if (i == root) {
       if (sendbuf != MPI_IN_PLACE) unpack(pack(sendbuf, sendcount, sendtype), slot, recvcount, recvtype);
     } else {
-      unpack(coll_recv(i), slot, recvcount, recvtype);
+      unpack(coll_recv(c, i), slot, recvcount, recvtype);
     }
   }
   return MPI_SUCCESS;
@@ -957,19 +1366,19 @@ int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
 
 int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                MPI_Datatype recvtype, MPI_Comm comm) {
-  need_world(comm, "MPI_Allgather");
+  auto c = comm_of(comm, "MPI_Allgather");
   inject::point(posted_hook(CallId::MPI_Allgather));
-  const int me = g_engine->logical(), n = g_engine->size();
+  const int me = c->rank, n = c->size();
   if (sendbuf == MPI_IN_PLACE) {
     // NOTE: the contribution is in place in recvbuf: sent from a copy, as Gather's root would read it.
     MPI_Aint lb = 0, extent = 0;
     PMPI_Type_get_extent(recvtype, &lb, &extent);
     Bytes mine = pack(static_cast<char *>(recvbuf) + static_cast<MPI_Aint>(me) * recvcount * extent, recvcount,
                       recvtype);
-    if (me != 0) coll_send(0, mine);
+    if (me != 0) coll_send(*c, 0, mine);
     if (me == 0) gather(MPI_IN_PLACE, 0, recvtype, recvbuf, recvcount, recvtype, 0, comm);
   } else if (me != 0) {
-    coll_send(0, pack(sendbuf, sendcount, sendtype));
+    coll_send(*c, 0, pack(sendbuf, sendcount, sendtype));
   } else {
     gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, comm);
   }

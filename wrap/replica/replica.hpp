@@ -47,8 +47,11 @@ int failed_logical_count();
 int comm_rank(MPI_Comm comm, int *rank);
 int comm_size(MPI_Comm comm, int *size);
 int send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, const char *call);
+int ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request);
 int recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status);
-int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request *request,
+          const char *call);
 int irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request);
 int wait(MPI_Request *request, MPI_Status *status);
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
@@ -56,6 +59,23 @@ int test(MPI_Request *request, int *flag, MPI_Status *status);
 int waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
 int testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
 int testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int waitsome(int count, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+int testsome(int count, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+int probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+int mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status);
+int imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request);
+
+int comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
+int comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+int comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+int comm_free(MPI_Comm *comm);
+int comm_group(MPI_Comm comm, MPI_Group *group);
+int comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 
 int barrier(MPI_Comm comm);
 int bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);

@@ -10,7 +10,7 @@
 namespace cohort::wrap::replica {
 namespace {
 
-// Handled by wrap/replica/ (point-to-point, requests, collectives over the logical ranks) or harmless
+// Handled by wrap/replica/ (point-to-point, requests, communicators, collectives over the logical ranks) or harmless
 // as they are (start and stop, local queries that do not depend on the number of processes).
 constexpr std::string_view kHandled[] = {
     // start and stop, local queries
@@ -18,7 +18,11 @@ constexpr std::string_view kHandled[] = {
     "MPI_Error_class", "MPI_Error_string", "MPI_Comm_get_attr", "MPI_Reduce_local",
     // point-to-point and requests
     "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall", "MPI_Waitany",
-    "MPI_Test", "MPI_Testany", "MPI_Testall",
+    "MPI_Test", "MPI_Testany", "MPI_Testall", "MPI_Waitsome", "MPI_Testsome", "MPI_Ssend", "MPI_Issend", "MPI_Rsend", "MPI_Bsend", "MPI_Irsend",
+    "MPI_Ibsend", "MPI_Probe", "MPI_Iprobe", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv",
+    // communicators
+    "MPI_Comm_dup", "MPI_Comm_split", "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group",
+    "MPI_Comm_free", "MPI_Comm_group", "MPI_Comm_compare",
     // collectives
     "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
 };

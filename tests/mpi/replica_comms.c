@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "replica_program.h"
+
 static long long value(int rank, int round, int what) {
   return (long long)rank * 1000003LL + (long long)round * 7919LL + what * 104729LL;
 }
@@ -55,11 +57,8 @@ static void exercise(MPI_Comm comm, int round, int what) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int rounds = argc > 1 ? atoi(argv[1]) : 60;
+  int rounds = replica_program_start(&argc, &argv, &rank, &size, 60);
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   static char bsend_buf[1 << 16];
   MPI_Buffer_attach(bsend_buf, sizeof bsend_buf);
@@ -186,10 +185,5 @@ int main(int argc, char **argv) {
   int bs;
   MPI_Buffer_detach(&b, &bs);
   MPI_Group_free(&world_group);
-  int all_ok = 0;
-  MPI_Reduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
-  if (rank == 0) printf("cohort-test: rank 0 %s (all %d ranks checked)\n", all_ok ? "PASS" : "FAIL", size);
-  fflush(stdout);
-  MPI_Finalize();
-  return 0;
+  return replica_program_finish(ok);
 }

@@ -14,14 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "replica_program.h"
+
 static long long value(int rank, int round) { return (long long)rank * 1000003LL + (long long)round * 7919LL; }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int rounds = argc > 1 ? atoi(argv[1]) : 200;
+  int rounds = replica_program_start(&argc, &argv, &rank, &size, 200);
   int ok = 1;
   unsigned long long sum = 0;
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
@@ -119,11 +118,5 @@ int main(int argc, char **argv) {
     }
     usleep(2000);
   }
-  /* one line, from rank 0, so that the whole output has one order */
-  int all_ok = 0;
-  MPI_Reduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
-  if (rank == 0) printf("cohort-test: rank 0 %s (all %d ranks checked)\n", all_ok ? "PASS" : "FAIL", size);
-  fflush(stdout);
-  MPI_Finalize();
-  return 0;
+  return replica_program_finish(ok);
 }

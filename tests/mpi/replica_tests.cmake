@@ -37,11 +37,13 @@ replica_test(replica.ring TIMEOUT 60
 # Communicators other than MPI_COMM_WORLD (dup, split, create, create_group, MPI_COMM_SELF; compare,
 # group, free), probes (MPI_ANY_SOURCE probe and the Iprobe flag are leader decisions), Ssend/Rsend/Bsend
 # and their nonblocking forms, Waitsome/Testsome: a twin killed after a send, a leader killed entering a
-# split (its twin takes over the decisions), rank 0's twin killed entering a dup.
+# split (its twin takes over the decisions), rank 0's twin killed entering a dup, and rank 0 (the leader
+# that decides the MPI_ANY_SOURCE probes, and the printer) entering a dup: its twin cannot pass the next
+# decision before it learned of the death and took over the output.
 cohort_test_program(replica_comms replica_comms.c)
 replica_test(replica.comms TIMEOUT 60
   ARGS --kill rank=3,at=send.posted,hit=200 --kill rank=1,at=comm_split.posted,hit=15
-       --kill rank=2,at=comm_dup.posted,hit=25
+       --kill rank=2,at=comm_dup.posted,hit=25 --kill rank=0,at=comm_dup.posted,hit=15
   COMMAND $<TARGET_FILE:replica_comms> 40)
 if(COHORT_BUILD_EXAMPLES)
   # (the wall time is the one line that differs between any two runs)

@@ -100,6 +100,11 @@ void Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
       }
       return;
     }
+    case Wire::relay_done: {
+      relays_from_[w.channel.src].insert(w.from);
+      try_cut(w.channel.src, out);
+      return;
+    }
     case Wire::commit: {
       auto it = decisions_.find(w.event);
       if (it == decisions_.end()) {
@@ -158,12 +163,14 @@ void Endpoint::try_commit(std::uint64_t event, Decision &d, std::vector<Wire> *o
 
 Death Endpoint::replica_died(int w, std::vector<Wire> *out) {
   Death dd = live_.mark_dead(w);
+  if (dd.was_alive && dd.logical_dead && dd.logical != logical()) relay(dd.logical, out);
   if (!dd.was_alive || dd.logical != logical()) return dd;
   if (dd.leader_changed && dd.new_leader == self_) {
     // Takeover: stored outcomes are re-proposed unchanged (one of them may have been used by a twin);
     // events this program reached with nothing stored are decided afresh.
     ++counters_.takeovers;
     for (auto &[event, d] : decisions_) {
+      if (event >= cut_event(Channel{0, 0, 0})) continue;  // try_cut forwards the copies first
       if (d.epoch >= 0) {
         propose(event, d, out);
       } else if (d.reached) {
@@ -171,8 +178,10 @@ Death Endpoint::replica_died(int w, std::vector<Wire> *out) {
         propose(event, d, out);
       }
     }
+    for (int a : relayed_) try_cut(a, out);
   } else if (is_leader()) {
     for (auto &[event, d] : decisions_) try_commit(event, d, out);
+    for (int a : relayed_) try_cut(a, out);
   }
   return dd;
 }
@@ -182,7 +191,12 @@ bool Endpoint::deliver(const Channel &c, Delivery *d) {
   if (it == channels_.end()) return false;
   ChannelState &cs = it->second;
   auto h = cs.held.find(cs.next_deliver);
-  if (h == cs.held.end()) return false;
+  if (h == cs.held.end() || blocked_by_cut(c, cs)) return false;
+  if (limits_.kept_delivered > 0) {
+    // NOTE: a copy of each delivered message, for the cut of its sender should every replica of it die.
+    if (cs.kept.size() == limits_.kept_delivered) cs.kept.erase(cs.kept.begin());
+    cs.kept.push_back(h->second);
+  }
   *d = std::move(h->second);
   cs.held.erase(h);
   --held_count_;
@@ -206,9 +220,110 @@ void Endpoint::matched(const Delivery &d, std::vector<Wire> *out) {
   }
 }
 
-bool Endpoint::ready(const Channel &c) const { return ready_.count(c) != 0; }
+bool Endpoint::ready(const Channel &c) const {
+  auto it = channels_.find(c);
+  return ready_.count(c) != 0 && !blocked_by_cut(c, it->second);
+}
 
-std::vector<Channel> Endpoint::ready_channels() const { return {ready_.begin(), ready_.end()}; }
+std::vector<Channel> Endpoint::ready_channels() const {
+  std::vector<Channel> out;
+  for (const Channel &c : ready_)
+    if (ready(c)) out.push_back(c);
+  return out;
+}
+
+// ---- the cut of a dead sender ----
+
+std::uint64_t Endpoint::cut_event(const Channel &c) {
+  return (std::uint64_t{1} << 62) + (static_cast<std::uint64_t>(c.src) << 32) + static_cast<std::uint32_t>(c.context);
+}
+
+std::uint64_t Endpoint::settle_event(int a) {
+  return (std::uint64_t{1} << 62) + (static_cast<std::uint64_t>(a) << 32) + 0xffffffffu;
+}
+
+// A channel from a logical rank with no replica left delivers only below its committed cut.
+bool Endpoint::blocked_by_cut(const Channel &c, const ChannelState &cs) const {
+  if (live_.logical_alive(c.src)) return false;
+  std::uint64_t end = 0;
+  return !cut(c, &end) || cs.next_deliver >= end;
+}
+
+bool Endpoint::cut(const Channel &c, std::uint64_t *end) const {
+  std::int64_t o = 0;
+  if (!decided(cut_event(c), &o)) return false;
+  *end = static_cast<std::uint64_t>(o);
+  return true;
+}
+
+bool Endpoint::cut_settled(int a) const {
+  std::int64_t o = 0;
+  return decided(settle_event(a), &o);
+}
+
+// Data copies of channel c's kept and held messages below end, to every live twin.
+void Endpoint::copies_to_twins(const Channel &c, const ChannelState &cs, std::uint64_t end, std::vector<Wire> *out) {
+  std::vector<const Delivery *> have;
+  for (const Delivery &d : cs.kept) have.push_back(&d);
+  for (const auto &[seq, d] : cs.held) have.push_back(&d);
+  for (int t : live_twins())
+    for (const Delivery *d : have) {
+      if (d->seq >= end) continue;
+      Wire m;
+      m.kind = Wire::data;
+      m.from = self_;
+      m.to = t;
+      m.channel = c;
+      m.seq = d->seq;
+      m.tag = d->tag;
+      m.synchronous = d->synchronous;
+      m.payload = d->payload;
+      out->push_back(std::move(m));
+      ++counters_.copies_sent;
+    }
+}
+
+void Endpoint::relay(int a, std::vector<Wire> *out) {
+  for (const auto &[c, cs] : channels_)
+    if (c.src == a && c.dst == logical()) copies_to_twins(c, cs, ~std::uint64_t{0}, out);
+  for (int t : live_twins()) {
+    Wire m;
+    m.kind = Wire::relay_done;
+    m.from = self_;
+    m.to = t;
+    m.channel = Channel{0, a, logical()};
+    out->push_back(m);
+  }
+  relayed_.insert(a);
+  try_cut(a, out);
+}
+
+// The leader, once every live twin relayed: forwards what it has and proposes each channel's cut, then
+// that a's cuts are settled. A stored outcome (from a dead leader) is proposed unchanged.
+void Endpoint::try_cut(int a, std::vector<Wire> *out) {
+  if (!is_leader() || !relayed_.count(a)) return;
+  const std::set<int> &from = relays_from_[a];
+  for (int t : live_twins())
+    if (!from.count(t)) return;
+  std::int64_t channels = 0;
+  for (auto &[c, cs] : channels_) {
+    if (c.src != a || c.dst != logical()) continue;
+    ++channels;
+    Decision &d = decisions_[cut_event(c)];
+    if (d.proposed_by_me) continue;
+    if (d.epoch < 0) {
+      std::uint64_t end = cs.next_deliver;
+      while (cs.held.count(end)) ++end;
+      d.outcome = static_cast<std::int64_t>(end);
+    }
+    copies_to_twins(c, cs, static_cast<std::uint64_t>(d.outcome), out);
+    propose(cut_event(c), d, out);
+  }
+  Decision &s = decisions_[settle_event(a)];
+  if (s.proposed_by_me) return;
+  if (s.epoch < 0) s.outcome = channels;
+  propose(settle_event(a), s, out);
+}
 
 void Endpoint::decide(std::uint64_t event, std::int64_t candidate, std::vector<Wire> *out) {
   if (event < consumed_below_) return;

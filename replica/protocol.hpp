@@ -46,8 +46,14 @@
 // twins, which match the same message and acknowledge it too. An acknowledgement may reach a sender
 // replica before it sent the message (a twin of it was ahead): it is kept until then.
 //
-// Not built here: the cut of a channel whose sender logical rank lost every replica (its last replicas
-// may have reached some receiver replicas and not others); docs/design/replication.md gives the rule.
+// The cut of a dead sender (docs/design/replication.md): when logical rank a lost every replica, its last
+// messages may have reached some replicas of receiver b and not others. Each replica of b keeps its last
+// kept_delivered delivered copies per channel; on learning that a is dead it stops delivering from a,
+// relays to its live twins every copy it holds or keeps of each channel from a, then a relay-done marker.
+// The leader, once it has its live twins' markers, forwards the copies it has and decides each channel's
+// cut (the end of what it holds without a gap) and then that a's cuts are settled (the number of
+// channels), as decision events of their own keys (the takeover rule above applies; a new leader
+// forwards again before it re-proposes). A channel then delivers up to its cut and is closed.
 //
 // Thread-safety: none; one Endpoint belongs to one thread (the integration's progress engine).
 #pragma once
@@ -85,6 +91,7 @@ struct Wire {
     ack,      ///< twin -> leader: event, epoch
     commit,   ///< leader -> twin: event, epoch, outcome
     matched,  ///< receiver replica -> sender replica: its program matched (channel, seq), a synchronous send
+    relay_done,  ///< receiver replica -> twin: it relayed every copy it had from dead logical rank channel.src
   };
   Kind kind = data;
   int from = -1;  ///< world rank
@@ -111,6 +118,7 @@ struct Delivery {
 struct Limits {
   std::size_t max_held = 1u << 16;   ///< held first copies per replica (see Bounds above)
   std::size_t kept_decisions = 256;  ///< committed decisions kept for re-proposal after a takeover
+  std::size_t kept_delivered = 16;   ///< delivered copies kept per channel, for the cut of a dead sender
 };
 
 /// Counters, for tests and the integration's summary.
@@ -175,6 +183,13 @@ class Endpoint {
   /// needed beyond the last kept_decisions committed events.
   void consumed(std::uint64_t event);
 
+  /// The cut of channel c, whose sender logical rank lost every replica: once committed, true and *end
+  /// set (the channel delivers sequence numbers below *end, then is closed).
+  bool cut(const Channel &c, std::uint64_t *end) const;
+  /// Whether the cut of every channel from dead logical rank a to this one is committed; a channel from a
+  /// with no cut then has none because no live replica had a message of it (its cut is 0).
+  bool cut_settled(int a) const;
+
   const Counters &counters() const { return counters_; }
 
  private:
@@ -192,7 +207,14 @@ class Endpoint {
     std::uint64_t next_send = 0;
     std::uint64_t next_deliver = 0;
     std::map<std::uint64_t, Delivery> held;
+    std::vector<Delivery> kept;  ///< the last kept_delivered delivered, oldest first
   };
+  static std::uint64_t cut_event(const Channel &c);
+  static std::uint64_t settle_event(int a);
+  bool blocked_by_cut(const Channel &c, const ChannelState &cs) const;
+  void relay(int a, std::vector<Wire> *out);
+  void try_cut(int a, std::vector<Wire> *out);
+  void copies_to_twins(const Channel &c, const ChannelState &cs, std::uint64_t end, std::vector<Wire> *out);
   void propose(std::uint64_t event, Decision &d, std::vector<Wire> *out);
   void try_commit(std::uint64_t event, Decision &d, std::vector<Wire> *out);
   void to_twins(Wire::Kind kind, std::uint64_t event, const Decision &d, const std::vector<int> &twins,
@@ -207,6 +229,8 @@ class Endpoint {
   std::set<Channel> ready_;  ///< channels whose next message is held
   std::set<std::pair<Channel, std::uint64_t>> unsynced_;    ///< synchronous sends not acknowledged yet
   std::set<std::pair<Channel, std::uint64_t>> early_acks_;  ///< acknowledgements of sends not made yet
+  std::set<int> relayed_;                     ///< dead logical ranks whose copies this replica relayed
+  std::map<int, std::set<int>> relays_from_;  ///< dead logical rank -> twins whose relay-done arrived
   std::size_t held_count_ = 0;
   std::map<std::uint64_t, Decision> decisions_;
   std::uint64_t consumed_below_ = 0;  ///< events < this were used by the program

@@ -140,10 +140,19 @@ struct InFlight {
   int to;
 };
 
+// NOTE: the job stops when a logical rank loses its last replica (the cut is not integrated yet), so the
+// copies the cut would relay are not kept: keeping them costs a copy of every delivered message.
+cohort::replica::Limits endpoint_limits() {
+  cohort::replica::Limits l;
+  l.kept_delivered = 0;
+  return l;
+}
+
 class Engine {
  public:
   Engine(int n, int r, const std::vector<int> &hosts, std::vector<std::string> host_names, MPI_Comm comm)
-      : placement_(n, r, hosts), ep_(&placement_, detector::world_rank()), comms_(n, ep_.logical()), comm_(comm),
+      : placement_(n, r, hosts), ep_(&placement_, detector::world_rank(), endpoint_limits()), comms_(n, ep_.logical()),
+        comm_(comm),
         host_names_(std::move(host_names)) {}
 
   const Placement &placement() const { return placement_; }
@@ -1040,7 +1049,18 @@ struct Matched {
   std::shared_ptr<const LogicalComm> comm;
 };
 std::map<std::uintptr_t, Matched> g_matched;
-std::uintptr_t g_next_matched = 0x6EED0000u;
+std::uintptr_t g_next_matched = 0;
+
+// Keys cycle as the requests' do (below INT_MAX, for MPICH's int handles; not MPI_MESSAGE_NO_PROC's).
+MPI_Message new_message(Matched m) {
+  std::uintptr_t id = g_next_matched;
+  do {
+    id = id < kFirstRequest || id + 8 >= kLastRequest ? kFirstRequest : id + 8;
+  } while (g_matched.count(id) != 0 || to_handle<MPI_Message>(id) == MPI_MESSAGE_NO_PROC);
+  g_next_matched = id;
+  g_matched.emplace(id, std::move(m));
+  return to_handle<MPI_Message>(id);
+}
 
 int probe_any(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status,
               const char *call) {
@@ -1060,9 +1080,7 @@ int probe_any(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *messag
   }
   probe_status(*g_engine->peek_seq(ch, seq), *c, status);
   if (message != nullptr) {
-    std::uintptr_t id = g_next_matched += 8;
-    g_matched[id] = Matched{g_engine->take(ch, seq), c};
-    *message = to_handle<MPI_Message>(id);
+    *message = new_message(Matched{g_engine->take(ch, seq), c});
   }
   return MPI_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /* replica_comms: communicators other than MPI_COMM_WORLD, probes, send modes and MPI_Waitsome/Testsome,
  * for the replication tests (tests/mpi/replica_tests.cmake). Each round, on communicators made anew:
- * MPI_Comm_dup, MPI_Comm_split (ranks reversed by key), MPI_Comm_create and MPI_Comm_create_group over a
+ * MPI_Comm_dup, MPI_Comm_split (ranks reversed by key), MPI_Comm_split_type (MPI_COMM_TYPE_SHARED: the test
+ * runs on one host), MPI_Comm_create and MPI_Comm_create_group over a
  * group of MPI_Comm_group, compared with MPI_Comm_compare and freed; point-to-point (a ring) and
  * Bcast/Allreduce/Allgather on them; MPI_COMM_SELF; MPI_Probe/MPI_Iprobe (named and MPI_ANY_SOURCE),
  * MPI_Mprobe/MPI_Mrecv and MPI_Improbe/MPI_Imrecv; MPI_Ssend/Issend, MPI_Rsend/Irsend, MPI_Bsend/Ibsend
@@ -79,6 +80,10 @@ int main(int argc, char **argv) {
     MPI_Comm_compare(dup, rev, &cmp);
     check(cmp == (size > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "split is similar", round);
     exercise(rev, round, 2);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    exercise(node, round, 8);
+    MPI_Comm_free(&node);
     /* a group of the ranks but the last (all of them with one rank), in reverse order */
     int m = size > 1 ? size - 1 : 1, ranks[64];
     for (int i = 0; i < m; ++i) ranks[i] = m - 1 - i;

@@ -853,14 +853,15 @@ int comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char 
   return MPI_SUCCESS;
 }
 
-// NOTE: no two logical ranks are promised shared memory under replication (their replicas sit on
-// different hosts), so each shared-memory communicator holds one logical rank: MPI allows any partition
-// into ranks that could share memory (MPI 4.0, 7.4.2).
+// NOTE: the logical ranks whose replicas 0 share a host form one communicator, the same on every replica
+// and as without replication on the same hosts. Whether they can share memory does not matter: the
+// calls that would (MPI_Win_allocate_shared) stop under replication.
 int comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm) {
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
     log::fatal(1, "MPI_Comm_split_type: split type %d is not supported under replication (COHORT_REPLICAS=%d) yet, "
                "only MPI_COMM_TYPE_SHARED; stopping at the call", split_type, g_replicas);
-  int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : g_engine->logical();
+  const Placement &p = g_engine->placement();
+  int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : p.host(p.world(g_engine->logical(), 0));
   return comm_split(comm, color, key, newcomm, "MPI_Comm_split_type");
 }
 

@@ -1,6 +1,6 @@
 // The MPI side of replication: moves the mirror protocol's wire messages (replica/protocol.hpp) over a
-// communicator of cohort's own, matches logical messages to the program's receives, and runs the calls
-// of the first slice on them (see replica.hpp for what is handled, docs/design/replication.md for why).
+// communicator of cohort's own, matches logical messages to the program's receives and probes, and runs
+// the calls on them (see replica.hpp for what is handled, docs/design/replication.md for why).
 #include "wrap/replica/replica.hpp"
 
 #include <fcntl.h>

@@ -1,16 +1,18 @@
 // Replication under MPI (COHORT_REPLICAS = 2 or 3): each logical rank of the program runs as r processes,
 // its replicas; the program sees the N logical ranks. This room moves the wire messages of the sans-IO
-// mirror protocol (replica/protocol.hpp) over MPI and implements the calls of the first slice on it
+// mirror protocol (replica/protocol.hpp) over MPI and implements these calls on it
 // (docs/design/replication.md, "What is integrated"):
-// - MPI_Comm_rank/size of MPI_COMM_WORLD give the logical rank and size;
-// - point-to-point on MPI_COMM_WORLD: a send is packed and handed to the protocol, which copies it to
-//   every live replica of the receiver with its channel and sequence number (the send is then complete:
-//   cohort holds the copy); receives match logical messages in post order, as MPI's matching rules say,
-//   and an MPI_ANY_SOURCE receive, the flag of MPI_Test on a receive, MPI_Testall's flag and the index of
-//   MPI_Waitany/MPI_Testany are decisions of the leader;
-// - Barrier, Bcast, Reduce, Allreduce, Gather and Allgather on MPI_COMM_WORLD run as linear point-to-point
-//   schedules on mirror channels of their own; reductions combine in rank order, so every replica computes
-//   the same bits;
+// - communicators: MPI_COMM_WORLD and MPI_COMM_SELF, and those made by Comm_dup/split/split_type/create/
+//   create_group, are logical communicators (replica/comms.hpp) with channel contexts every replica
+//   agrees on; Comm_rank/size/group/compare/free answer for them;
+// - point-to-point on them: a send is packed and handed to the protocol, which copies it to every live
+//   replica of the receiver with its channel and sequence number (the send is then complete: cohort holds
+//   the copy; a synchronous one waits for a match acknowledgement); receives and probes match logical
+//   messages in post order, as MPI's matching rules say, and an MPI_ANY_SOURCE match, the flag of
+//   MPI_Test/Testall/Iprobe and the indices of Waitany/Testany/Waitsome/Testsome are the leader's decisions;
+// - Barrier, Bcast, Reduce, Allreduce, Gather and Allgather on them run as linear point-to-point schedules
+//   on mirror channels of their own; reductions combine in rank order, so every replica computes the same
+//   bits;
 // - the failure detector's dead world ranks go to the protocol as replica deaths (one warn line each);
 // - only the leader of a logical rank writes to stdout and stderr (its twins' are /dev/null until one of
 //   them becomes leader).

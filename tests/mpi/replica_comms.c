@@ -2,7 +2,8 @@
  * for the replication tests (tests/mpi/replica_tests.cmake). Each round, on communicators made anew:
  * MPI_Comm_dup, MPI_Comm_split (ranks reversed by key), MPI_Comm_split_type (MPI_COMM_TYPE_SHARED: the test
  * runs on one host), MPI_Comm_create and MPI_Comm_create_group over a
- * group of MPI_Comm_group, compared with MPI_Comm_compare and freed; point-to-point (a ring) and
+ * group of MPI_Comm_group, MPI_Comm_dup_with_info and MPI_Comm_idup, compared with MPI_Comm_compare and
+ * freed (or disconnected); point-to-point (a ring) and
  * Bcast/Allreduce/Allgather on them; MPI_COMM_SELF; MPI_Probe/MPI_Iprobe (named and MPI_ANY_SOURCE),
  * MPI_Mprobe/MPI_Mrecv and MPI_Improbe/MPI_Imrecv; MPI_Ssend/Issend, MPI_Rsend/Irsend, MPI_Bsend/Ibsend
  * (with MPI_Buffer_attach); MPI_Waitsome and MPI_Testsome. Rank 0 prints a checksum every 10 rounds;
@@ -178,6 +179,17 @@ int main(int argc, char **argv) {
       if (outcount != MPI_UNDEFINED) done += outcount;
     }
     sum = sum * 31 + (unsigned long long)in[0];
+    /* the other duplicates: with info, nonblocking, and disconnected */
+    MPI_Comm dinfo, didup;
+    MPI_Request dreq;
+    MPI_Comm_dup_with_info(rev, MPI_INFO_NULL, &dinfo);
+    MPI_Comm_idup(dinfo, &didup, &dreq);
+    MPI_Wait(&dreq, MPI_STATUS_IGNORE);
+    MPI_Comm_compare(rev, didup, &cmp);
+    check(cmp == MPI_CONGRUENT, "dup_with_info and idup are congruent", round);
+    exercise(didup, round, 9);
+    MPI_Comm_free(&dinfo);
+    MPI_Comm_disconnect(&didup);
     MPI_Comm_free(&rev);
     MPI_Comm_free(&dup);
     if (rank == 0 && (round + 1) % 10 == 0) {

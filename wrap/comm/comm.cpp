@@ -328,6 +328,7 @@ extern "C" int __wrap_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 
 extern "C" int __wrap_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
   count_call(CallId::MPI_Comm_dup_with_info);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_dup_with_info(comm, info, newcomm);
   Alias *a = find_alias(comm);
   int rc0 = MPI_SUCCESS;
   if (a == nullptr && refused_revoked(comm, "MPI_Comm_dup_with_info", &rc0)) return rc0;
@@ -341,6 +342,7 @@ extern "C" int __wrap_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_C
 // program may only use the new communicator after completing the request, which it then may at once.
 extern "C" int __wrap_MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
   count_call(CallId::MPI_Comm_idup);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_idup(comm, newcomm, request);
   Alias *a = find_alias(comm);
   if (a == nullptr) return PMPI_Comm_idup(comm, newcomm, request);
   int rc = dup_alias(*a, CallId::MPI_Comm_idup, newcomm);
@@ -456,6 +458,7 @@ extern "C" int __wrap_MPI_Comm_free(MPI_Comm *comm) {
 // (which never waits on a dead rank), then as MPI_Comm_free.
 extern "C" int __wrap_MPI_Comm_disconnect(MPI_Comm *comm) {
   count_call(CallId::MPI_Comm_disconnect);
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_disconnect(comm);
   Alias *a = comm == nullptr || *comm == MPI_COMM_WORLD ? nullptr : find_alias(*comm);
   int rc = MPI_SUCCESS;
   if (a == nullptr && (comm == nullptr || !intercomm_barrier(*comm, &rc))) return PMPI_Comm_disconnect(comm);

@@ -1404,4 +1404,24 @@ int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *r
   return bcast(recvbuf, recvcount * n, recvtype, 0, comm);
 }
 
+// ---- communicator calls made of the ones above ----
+
+int comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+  comm_dup(comm, newcomm);
+  return info == MPI_INFO_NULL ? MPI_SUCCESS : PMPI_Comm_set_info(*newcomm, info);
+}
+
+// NOTE: the duplicate is made at once and the request given complete (as without replication).
+int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+  comm_dup(comm, newcomm);
+  *request = new_request(Request{});
+  return MPI_SUCCESS;
+}
+
+// Its pending communication is complete when a barrier over it is (every send is held by cohort already).
+int comm_disconnect(MPI_Comm *comm) {
+  barrier(*comm);
+  return comm_free(comm);
+}
+
 }  // namespace cohort::wrap::replica

@@ -76,6 +76,9 @@ int comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_C
 int comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 int comm_free(MPI_Comm *comm);
+int comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int comm_disconnect(MPI_Comm *comm);
 int comm_group(MPI_Comm comm, MPI_Group *group);
 int comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 

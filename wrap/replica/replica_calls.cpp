@@ -22,7 +22,8 @@ constexpr std::string_view kHandled[] = {
     "MPI_Ibsend", "MPI_Probe", "MPI_Iprobe", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv",
     // communicators
     "MPI_Comm_dup", "MPI_Comm_split", "MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_create_group",
-    "MPI_Comm_free", "MPI_Comm_group", "MPI_Comm_compare",
+    "MPI_Comm_free", "MPI_Comm_group", "MPI_Comm_compare", "MPI_Comm_dup_with_info", "MPI_Comm_idup",
+    "MPI_Comm_disconnect",
     // collectives
     "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
 };

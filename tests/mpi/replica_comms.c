@@ -58,6 +58,14 @@ static void exercise(MPI_Comm comm, int round, int what) {
   sum = sum * 31 + (unsigned long long)total + (unsigned long long)n;
 }
 
+/* made as a duplicate of (or congruent to) comm: compared, then exercised */
+static void congruent(MPI_Comm comm, MPI_Comm made, int round, int what, const char *name) {
+  int cmp = -1;
+  MPI_Comm_compare(comm, made, &cmp);
+  check(cmp == MPI_CONGRUENT, name, round);
+  exercise(made, round, what);
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   int rounds = replica_program_start(&argc, &argv, &rank, &size, 60);
@@ -71,9 +79,7 @@ int main(int argc, char **argv) {
     MPI_Comm dup, rev, created, grouped;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     int cmp = -1;
-    MPI_Comm_compare(MPI_COMM_WORLD, dup, &cmp);
-    check(cmp == MPI_CONGRUENT, "dup is congruent", round);
-    exercise(dup, round, 1);
+    congruent(MPI_COMM_WORLD, dup, round, 1, "dup is congruent");
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
     int rr;
     MPI_Comm_rank(rev, &rr);
@@ -101,9 +107,7 @@ int main(int argc, char **argv) {
       MPI_Group_free(&g);
       exercise(created, round, 3);
       MPI_Comm_create_group(created, part, 5, &grouped);
-      MPI_Comm_compare(created, grouped, &cmp);
-      check(cmp == MPI_CONGRUENT, "create_group is congruent", round);
-      exercise(grouped, round, 4);
+      congruent(created, grouped, round, 4, "create_group is congruent");
       MPI_Comm_free(&grouped);
       MPI_Comm_free(&created);
     }
@@ -185,9 +189,7 @@ int main(int argc, char **argv) {
     MPI_Comm_dup_with_info(rev, MPI_INFO_NULL, &dinfo);
     MPI_Comm_idup(dinfo, &didup, &dreq);
     MPI_Wait(&dreq, MPI_STATUS_IGNORE);
-    MPI_Comm_compare(rev, didup, &cmp);
-    check(cmp == MPI_CONGRUENT, "dup_with_info and idup are congruent", round);
-    exercise(didup, round, 9);
+    congruent(rev, didup, round, 9, "dup_with_info and idup are congruent");
     MPI_Comm_free(&dinfo);
     MPI_Comm_disconnect(&didup);
     MPI_Comm_free(&rev);

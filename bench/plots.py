@@ -9,6 +9,8 @@
   repair.svg        repair time after k failures and fault-free agree/shrink against ranks (repair.csv)
   propagation.svg   the failure notice's flood against N in the simulator: notices per failure and depth
                     (detector_sim.csv)
+  osu.svg           the OSU loops (bench/osu.c): cohort/raw against message size, per benchmark and
+                    configuration, median over rounds (osu.csv)
 The SVGs carry no date, so a rerun on the same data changes nothing.
 """
 import csv
@@ -127,9 +129,41 @@ def propagation():
     save(fig, "propagation.svg")
 
 
+def osu():
+    vals = defaultdict(list)
+    for r in rows("osu.csv"):
+        vals[(r["mpi"], int(r["ranks"]), r["benchmark"], int(r["bytes"]), r["variant"])].append(float(r["value"]))
+    med = {k: statistics.median(v) for k, v in vals.items()}
+    benches = ["latency", "bw", "bcast", "reduce", "allreduce", "gather", "alltoall"]
+    configs = [("openmpi", 2), ("openmpi", 4), ("mpich", 2)]
+    fig, axes = plt.subplots(2, 4, figsize=(11, 5.2), sharex=True)
+    for ax, bench in zip(axes.flat, benches):
+        for mpi, np in configs:
+            pts = []
+            for (m, n, b, size, v), c in med.items():
+                if (m, n, b, v) != (mpi, np, bench, "cohort"):
+                    continue
+                raw = med.get((m, n, b, size, "raw"))
+                if raw:
+                    pts.append((size, raw / c if bench == "bw" else c / raw))
+            pts.sort()
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=2.5, label=f"{mpi} {np}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.axhline(1, color="grey", lw=0.8)
+        ax.set_title(bench + (" (cohort's bandwidth / raw)" if bench == "bw" else " (cohort / raw)"), fontsize=8)
+    for ax in axes[1]:
+        ax.set_xlabel("bytes")
+    axes.flat[-1].axis("off")
+    axes.flat[0].legend(fontsize=7)
+    save(fig, "osu.svg")
+
+
 if __name__ == "__main__":
     overhead()
     detection()
     repair()
     propagation()
-    print(f"plots: wrote {OUT}/{{overhead,detection,repair,propagation}}.svg")
+    osu()
+    print(f"plots: wrote {OUT}/{{overhead,detection,repair,propagation,osu}}.svg")

@@ -109,6 +109,9 @@ bool OpAdapter::poll_small(small::Op &op, bool wait_, WaitResult *out, int *rc) 
 // where a transparent call would agree, shrink or apply the dead-root policy. What is in flight stays with
 // MPI (abandoned). Returns true when the operation ended here.
 bool OpAdapter::ended_by_ulfm() {
+  // (the usual case, checked at every step: no ULFM mode, and no revoke seen, so nothing is revoked; ulfm_
+  // cannot change during a call: only the program's own MPIX_* calls select the mode)
+  if (!ulfm_ && (!end_on_revoke_ || !repair::revoke_seen())) return false;
   const OpAction a = op_.next();
   if (a == OpAction::done) return false;
   ulfm::Failure f;
@@ -341,10 +344,11 @@ void join_repairs() {
 
 int post_call(const Alias &alias, const CallDesc &call, const Substitute &sub, int sub_root,
               unsigned long long call_no, PostFn post, std::unique_ptr<small::Op> *op, MPI_Request *req) {
-  if (call.small != nullptr && small::eligible(alias, sub, *call.small)) {
+  small::Layout layout;
+  if (call.small != nullptr && small::eligible(alias, sub, *call.small, &layout)) {
     *op = small::acquire(call.small->kind);
     return (*op)->start(*call.small, sub.comm, sub.map.sub_size(), sub.rank, std::max(sub_root, 0),
-                        small::tag(call_no, false));
+                        small::tag(call_no, false), &layout);
   }
   return post(sub, sub_root, req);
 }

@@ -58,7 +58,7 @@ bool confirm_eligible(const Alias &alias, const Substitute &sub) {
   return kBackendAllows && confirm_by_messages() && sub.comm != alias.handle() && !ulfm::active(alias.handle());
 }
 
-bool eligible(const Alias &alias, const Substitute &sub, const Call &call) {
+bool eligible(const Alias &alias, const Substitute &sub, const Call &call, Layout *layout) {
   if (!kBackendAllows || max_bytes() <= 0 || sub.comm == alias.handle() || ulfm::active(alias.handle())) {
     return false;
   }
@@ -71,6 +71,7 @@ bool eligible(const Alias &alias, const Substitute &sub, const Call &call) {
   PMPI_Type_get_extent(call.type, &lb, &extent);
   PMPI_Type_get_true_extent(call.type, &true_lb, &true_extent);
   if (call.count > 0 && (call.count - 1) * extent + true_extent != static_cast<MPI_Aint>(size) * call.count) return false;
+  if (layout != nullptr) *layout = Layout{extent, true_lb, true_extent, true};
   if (call.kind == topology::CollKind::reduce || call.kind == topology::CollKind::allreduce) {
     int commutative = 0;
     if (call.op == MPI_OP_NULL || PMPI_Op_commutative(call.op, &commutative) != MPI_SUCCESS || !commutative) {
@@ -82,7 +83,7 @@ bool eligible(const Alias &alias, const Substitute &sub, const Call &call) {
   return true;
 }
 
-int Op::start(const Call &call, MPI_Comm comm, int n, int me, int root, int tag) {
+int Op::start(const Call &call, MPI_Comm comm, int n, int me, int root, int tag, const Layout *layout) {
   call_ = call;
   comm_ = comm;
   tag_ = tag;
@@ -100,8 +101,12 @@ int Op::start(const Call &call, MPI_Comm comm, int n, int me, int root, int tag)
   }
   if (call.kind != topology::CollKind::barrier) {
     MPI_Aint lb = 0, extent = 0, true_extent = 0;
-    PMPI_Type_get_extent(call.type, &lb, &extent);
-    PMPI_Type_get_true_extent(call.type, &true_lb_, &true_extent);
+    if (layout != nullptr && layout->known) {
+      extent = layout->extent, true_lb_ = layout->true_lb, true_extent = layout->true_extent;
+    } else {
+      PMPI_Type_get_extent(call.type, &lb, &extent);
+      PMPI_Type_get_true_extent(call.type, &true_lb_, &true_extent);
+    }
     span_ = call.count > 0 ? static_cast<std::size_t>((call.count - 1) * extent + true_extent) : 0;
     // (one element more than the data: see post_round; and a buffer's address is never null)
     const std::size_t room = span_ + static_cast<std::size_t>(extent > 0 ? extent : 0) + 1;

@@ -46,10 +46,17 @@ bool confirm_by_messages();
 /// Reads and checks both settings (at MPI_Init: an invalid value ends the job with a one-line message).
 void check_settings();
 
+/// What eligible() read of a call's datatype, handed to Op::start so that it asks MPI once per call.
+struct Layout {
+  MPI_Aint extent = 0, true_lb = 0, true_extent = 0;
+  bool known = false;
+};
+
 /// call may run on its schedule on sub (the alias's current substitute): a cohort-made substitute,
 /// no ULFM mode, a payload within max_bytes() without holes (its span is
 /// count x type size bytes), a commutative op.
-bool eligible(const Alias &alias, const Substitute &sub, const Call &call);
+/// *layout (if given): the datatype's extents, for Op::start.
+bool eligible(const Alias &alias, const Substitute &sub, const Call &call, Layout *layout = nullptr);
 /// A collective's confirmation on sub may be a barrier of messages (a cohort-made substitute, no ULFM
 /// mode, COHORT_P2P_CONFIRM=1).
 bool confirm_eligible(const Alias &alias, const Substitute &sub);
@@ -60,7 +67,8 @@ class Op {
  public:
   /// Posts the first round on comm (size n, this rank me; root for bcast and reduce) with `tag`. Returns
   /// MPI_SUCCESS or the code of a failed post.
-  int start(const Call &call, MPI_Comm comm, int n, int me, int root, int tag);
+  /// layout: call.type's extents as eligible() read them, or null (read here).
+  int start(const Call &call, MPI_Comm comm, int n, int me, int root, int tag, const Layout *layout = nullptr);
   /// Advances the rounds; true once the last one completed (its result copied to call.out; *rc is
   /// MPI_SUCCESS or the first error a message completed with, e.g. MPI_ERR_TRUNCATE) or an MPI error of a
   /// post or a test ended it (*rc is that error).

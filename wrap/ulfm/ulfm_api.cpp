@@ -161,7 +161,12 @@ bool revoked(MPI_Comm comm) {
   return repair::is_revoked(revocation_comm(comm));
 }
 
-bool active(MPI_Comm comm) { return selected(comm) || revoked(comm); }
+bool active(MPI_Comm comm) {
+  // NOTE: every collective asks this several times: two atomic loads while no communicator is in ULFM mode
+  // and nothing was revoked (selected and revoked would each load them again).
+  if (!g_any.load(std::memory_order_relaxed) && !repair::revoke_seen()) return false;
+  return selected(comm) || revoked(comm);
+}
 
 bool unacknowledged_failure(MPI_Comm comm) {
   if (!active(comm)) return false;

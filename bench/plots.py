@@ -141,11 +141,11 @@ def osu():
         for mpi, np in configs:
             pts = []
             for (m, n, b, size, v), c in med.items():
-                if (m, n, b, v) != (mpi, np, bench, "cohort"):
+                if (m, n, b, v) != (mpi, np, bench, "cohort") or (b in ("latency", "bw") and n != 2):
                     continue
                 raw = med.get((m, n, b, size, "raw"))
                 if raw:
-                    pts.append((size, raw / c if bench == "bw" else c / raw))
+                    pts.append((size, c / raw))
             pts.sort()
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=2.5, label=f"{mpi} {np}")

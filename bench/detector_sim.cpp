@@ -98,7 +98,7 @@ Result run_one(int n, Bcast b, int k, bool consecutive, bool shuffle, const Opti
 
   Time t0 = 2 * c.period + c.period / 3;
   net.run_until(t0);
-  std::uint64_t base[6];
+  std::uint64_t base[7];
   std::memcpy(base, net.sent, sizeof base);
   for (int v : victims) net.kill(v);
 

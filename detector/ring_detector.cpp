@@ -55,6 +55,7 @@ RingDetector::RingDetector(Config config, Time now, Output *out)
 }
 
 bool RingDetector::is_failed(int rank) const { return sorted_has(failed_sorted_, rank); }
+bool RingDetector::has_left(int rank) const { return sorted_has(left_sorted_, rank); }
 bool RingDetector::contains_failed(const std::vector<int> &sorted, int rank) const { return sorted_has(sorted, rank); }
 
 void RingDetector::tick(Time now, Output *out) {
@@ -126,7 +127,8 @@ void RingDetector::on_message(int from, const Message &msg, Time now, Output *ou
     if (msg.type != MsgType::leaving) send_sync(from, false, out);
     return;
   }
-  if (sorted_has(left_sorted_, from)) return;
+  // (a leaving note from a rank already known departed still brings the departures it knew)
+  if (sorted_has(left_sorted_, from) && msg.type != MsgType::leaving) return;
   if (!probes_.empty() && multi_host_) {
     // NOTE: any message from a rank of a probed host shows the host alive: its ranks go back to their
     // own timeouts.
@@ -183,7 +185,7 @@ void RingDetector::on_message(int from, const Message &msg, Time now, Output *ou
         learn(r, How::emit_request, from, 0, 0, now, out);
         if (stopped()) return;
       }
-      for (int r : msg.left) mark_left(r, now, out);
+      for (int r : msg.left) mark_left(r, How::emit_request, from, 0, now, out);
       // NOTE: answer at once, whoever we think our observer is: the requester is waiting for us.
       if (observer_ != from) {
         Message m;
@@ -195,13 +197,19 @@ void RingDetector::on_message(int from, const Message &msg, Time now, Output *ou
       break;
     }
     case MsgType::leaving:
-      mark_left(from, now, out);
+      mark_left(from, How::declared, from, 0, now, out);
+      for (int r : msg.left) mark_left(r, How::emit_request, from, 0, now, out);
+      break;
+    case MsgType::departure:
+      if (msg.subject >= 0 && msg.subject < cfg_.ring->size())
+        mark_left(msg.subject, How::notice, from, msg.hops, now, out);
       break;
   }
 }
 
 void RingDetector::declare_failed(int rank, Time now, Output *out) {
-  if (stopped() || rank < 0 || rank >= cfg_.ring->size()) return;
+  // (a departed rank named dead by another part of cohort, e.g. an agreement's view: it finished, it did not fail)
+  if (stopped() || rank < 0 || rank >= cfg_.ring->size() || has_left(rank)) return;
   learn(rank, How::declared, cfg_.rank, 0, 0, now, out);
 }
 
@@ -235,6 +243,10 @@ void RingDetector::leave(Time now, Output *out) {
   if (stopped()) return;
   Message m;
   m.type = MsgType::leaving;
+  m.left = left_sorted_;
+  if (!failed_sorted_.empty()) send_notices(MsgType::departure, cfg_.rank, 1, out);
+  // NOTE: the leaving notes go last: each is the last detector message this rank sends its neighbour,
+  // which the runtime's shutdown relies on (MPI keeps the order of messages between two ranks).
   if (observer_ >= 0) out->messages.push_back({observer_, m});
   if (emitter_ >= 0 && emitter_ != observer_) out->messages.push_back({emitter_, m});
   stopped_ = true;
@@ -356,15 +368,19 @@ bool RingDetector::check_quorum(Time now, Output *out) {
   return true;
 }
 
-void RingDetector::mark_left(int rank, Time now, Output *out) {
+void RingDetector::mark_left(int rank, How how, int from, int hops, Time now, Output *out) {
   if (rank < 0 || rank >= cfg_.ring->size() || rank == cfg_.rank || is_failed(rank)) return;
   if (!sorted_insert(&left_sorted_, rank)) return;
   leave_view(rank);
   live_.remove(pos_of(rank));
+  out->events.push_back({Event::rank_left, rank, how, from, how == How::notice ? hops : 0, 0});
+  if (!failed_sorted_.empty()) send_notices(MsgType::departure, rank, how == How::notice ? hops + 1 : 1, out);
   retarget(now, out);
 }
 
-void RingDetector::broadcast(int rank, int hops, Output *out) {
+void RingDetector::broadcast(int rank, int hops, Output *out) { send_notices(MsgType::notice, rank, hops, out); }
+
+void RingDetector::send_notices(MsgType type, int rank, int hops, Output *out) {
   int live_n = live_.live();
   if (live_n != offsets_live_) {
     offsets_ = topology::bcast_offsets(cfg_.bcast, live_n);
@@ -374,7 +390,7 @@ void RingDetector::broadcast(int rank, int hops, Output *out) {
     int to = rank_at(live_.step(me_pos_, off));
     if (to < 0 || to == cfg_.rank) continue;
     Message m;
-    m.type = MsgType::notice;
+    m.type = type;
     m.subject = rank;
     m.hops = hops;
     out->messages.push_back({to, std::move(m)});
@@ -426,7 +442,7 @@ std::vector<std::int32_t> encode(const Message &m) {
 bool decode(const std::int32_t *w, int len, int n, Message *m) {
   if (len < kHeader || (w[0] & 0xffff0000) != kMagic) return false;
   int type = w[0] & 0xffff;
-  if (type < 1 || type > 5) return false;
+  if (type < 1 || type > 6) return false;
   int nf = w[7], nl = w[8];
   if (nf < 0 || nl < 0 || nf > n || nl > n || len != kHeader + nf + nl) return false;
   m->type = static_cast<MsgType>(type);

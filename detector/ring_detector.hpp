@@ -58,8 +58,14 @@
 //    last live rank of each host has its observer on the next host, which cannot watch it: the host's
 //    first live rank (whose own emitter is on another host) watches it too (host_tail,
 //    on_host_tail_exited), so a crash of any rank is seen on its host.
-//  - Leaving: a rank that stops its detector (MPI_Finalize) tells its observer and emitter; they close the
-//    ring around it without suspecting it. A departed rank is not a failed one.
+//  - Leaving: a rank that stops its detector (MPI_Finalize) tells its observer and emitter, with the
+//    departures it knows; they close the ring around it without suspecting it. A departed rank is not a
+//    failed one (event rank_left, not rank_failed). Once a failure is known, departures are flooded like
+//    failure notices (departure notice, forwarded once on first learning, by leaving ranks too): a
+//    survivor still repairing with a rank that finished (MPI_Finalize's survivors barrier, whose retry
+//    met a death) must learn that it will never answer. Without a known failure no rank waits on a
+//    departed one, and nothing is flooded: every detector message of a fault-free job is matched before
+//    MPI finalizes.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -86,17 +92,17 @@ struct Config {
   Time quiet = 0;                                ///< partition rule: silence before the view shrinks, µs (0: 2 * timeout)
 };
 
-enum class MsgType : std::int32_t { heartbeat = 1, notice = 2, sync = 3, emit_request = 4, leaving = 5 };
+enum class MsgType : std::int32_t { heartbeat = 1, notice = 2, sync = 3, emit_request = 4, leaving = 5, departure = 6 };
 
 struct Message {
   MsgType type = MsgType::heartbeat;
-  int subject = -1;             ///< notice: the failed rank
-  int hops = 0;                 ///< notice: hops from the rank that learned it first-hand (it sends 1)
+  int subject = -1;             ///< notice: the failed rank; departure: the departed rank
+  int hops = 0;                 ///< notice, departure: hops from the rank that learned it first-hand (it sends 1)
   std::uint32_t count = 0;      ///< heartbeat: size of the sender's failed set
   std::uint64_t digest = 0;     ///< heartbeat: order-free hash of the sender's failed set
   bool reply = false;           ///< sync: answer with a sync if you know failures that this one lacks
   std::vector<int> failed;      ///< sync: the sender's failed set; emit_request: failed ranks in between
-  std::vector<int> left;        ///< emit_request: departed ranks in between
+  std::vector<int> left;        ///< emit_request: departed ranks in between; leaving: the departures the sender knows
 };
 
 struct Outgoing {
@@ -112,8 +118,10 @@ enum class How { suspected, notice, sync, emit_request, declared, alone, reporte
 const char *how_name(How how);
 
 struct Event {
-  enum Kind { rank_failed, self_fenced } kind;
-  int rank;       ///< the failed rank (self_fenced: this rank)
+  /// rank_left: `rank` stopped its detector (MPI_Finalize), learned from its leaving note (how: declared),
+  /// from a departure notice (how: notice, with hops) or from a list of departures (how: emit_request).
+  enum Kind { rank_failed, self_fenced, rank_left } kind;
+  int rank;       ///< the failed or departed rank (self_fenced: this rank)
   How how;        ///< how this rank learned it
   int from;       ///< the rank whose message told it (suspected/declared: this rank)
   int hops;       ///< notice: the notice's hop count; otherwise 0
@@ -161,7 +169,8 @@ class RingDetector {
   /// this rank's host tail, it is marked failed at once (event rank_failed, How::exited, silent = -1),
   /// broadcast (its observer learns it by notice and re-targets); otherwise ignored.
   void on_host_tail_exited(int rank, Time now, Output *out);
-  /// This rank stops (MPI_Finalize): tells its observer and emitter; afterwards the machine is inert.
+  /// This rank stops (MPI_Finalize): tells its observer and emitter (and, once a failure is known, every
+  /// rank, by a flooded departure notice); afterwards the machine is inert.
   void leave(Time now, Output *out);
 
   /// The earliest time at which tick() has something to do (a heartbeat, a suspicion, a repeated emit
@@ -171,6 +180,7 @@ class RingDetector {
   bool fenced() const { return fenced_; }
   bool stopped() const { return stopped_ || fenced_; }
   bool is_failed(int rank) const;
+  bool has_left(int rank) const;
   /// Failed ranks in the order this rank learned them.
   const std::vector<int> &failed_order() const { return failed_order_; }
   int emitter() const { return emitter_; }
@@ -186,7 +196,8 @@ class RingDetector {
   int pos_of(int rank) const { return cfg_.ring->position_of[rank]; }
   int rank_at(int pos) const { return pos < 0 ? -1 : cfg_.ring->rank_at[pos]; }
   void learn(int rank, How how, int from, int hops, Time silent, Time now, Output *out);
-  void mark_left(int rank, Time now, Output *out);
+  void mark_left(int rank, How how, int from, int hops, Time now, Output *out);
+  void send_notices(MsgType type, int rank, int hops, Output *out);
   void retarget(Time now, Output *out);
   void broadcast(int rank, int hops, Output *out);
   void send_heartbeat(Time now, Output *out);

@@ -33,6 +33,7 @@ namespace cohort::detector {
 
 namespace detail {
 std::atomic<std::uint64_t> g_failure_epoch{0};
+std::atomic<std::uint64_t> g_departure_epoch{0};
 }  // namespace detail
 
 namespace {
@@ -85,6 +86,7 @@ class Runtime {
   // ---- state shared with other threads ----
   std::atomic<bool> running{false};
   std::atomic<bool> stop_flag{false};
+  std::atomic<bool> neighbour_silent{false};  // see neighbour_silent_at_stop
   int rank = -1, size = 0;
   Settings settings;
   Time t0 = 0;
@@ -92,6 +94,8 @@ class Runtime {
   std::mutex pub_mu;  // published failed set, listeners, hooks
   std::vector<int> order;
   std::unique_ptr<std::atomic<std::uint8_t>[]> flags;
+  std::vector<int> departed;  // ranks that left (MPI_Finalize), in the order learned
+  std::unique_ptr<std::atomic<std::uint8_t>[]> departed_flags;
   std::unique_ptr<std::atomic<Time>[]> learned_at;
   std::vector<std::function<void(int)>> listeners;
   std::vector<std::function<void()>> hooks;
@@ -164,6 +168,17 @@ void Runtime::publish(const std::vector<Event> &events) {
                  "fenced: rank %d reports that the survivors declared this rank failed (%s, %lld ms since start); "
                  "exiting with code %d",
                  e.from, how_name(e.how), static_cast<long long>(at_ms), COHORT_EXIT_FENCED);
+    }
+    if (e.kind == Event::rank_left) {
+      {
+        std::lock_guard<std::mutex> lock(pub_mu);
+        if (departed_flags[e.rank].exchange(1) != 0) continue;
+        departed.push_back(e.rank);
+        detail::g_departure_epoch.store(departed.size(), std::memory_order_release);
+      }
+      COHORT_LOG_DEBUG("detector: rank %d left (MPI_Finalize): %s from rank %d, %lld ms since start", e.rank,
+                       how_name(e.how), e.from, static_cast<long long>(at_ms));
+      continue;
     }
     {
       std::lock_guard<std::mutex> lock(pub_mu);
@@ -510,9 +525,12 @@ void Runtime::shutdown() {
   // unmatched when MPI finalizes (MPICH over UCX prints a warning for each). Only in a job without
   // failures: after one, MPI_Finalize skips the MPI library's own finalize, and a dead neighbour never
   // sends. Bounded: stop() is local and never hangs.
+  // A neighbour whose note does not come within the heartbeat timeout is most likely dead (it died after
+  // the survivors barrier that this rank completed, or in it): the MPI library's finalize would wait for it
+  // (neighbour_silent_at_stop).
   bool want_emitter = emitter >= 0, want_observer = observer >= 0 && observer != emitter;
   if (detail::g_failure_epoch.load(std::memory_order_acquire) != 0) want_emitter = want_observer = false;
-  Time until = monotonic_us() + std::max<Time>(50000, 4 * static_cast<Time>(settings.period_ms) * 1000);
+  Time until = monotonic_us() + std::max<Time>(50000, static_cast<Time>(settings.timeout_ms) * 1000);
   std::vector<std::pair<int, Message>> in;
   while ((want_emitter || want_observer || !sreqs.empty()) && monotonic_us() < until) {
     progress_sends();
@@ -525,6 +543,7 @@ void Runtime::shutdown() {
     }
     sleep_us(500);
   }
+  neighbour_silent.store(want_emitter || want_observer);
   PMPI_Cancel(&rreq);
   PMPI_Wait(&rreq, MPI_STATUS_IGNORE);
   // Sends to dead ranks may never complete: let MPI finish or drop them on its own.
@@ -543,9 +562,11 @@ void start(bool thread_multiple) {
   std::string err = load_settings(&g.settings);
   if (!err.empty()) log::fatal(2, "MPI_Init: %s", err.c_str());
   g.flags.reset(new std::atomic<std::uint8_t>[g.size]);
+  g.departed_flags.reset(new std::atomic<std::uint8_t>[g.size]);
   g.learned_at.reset(new std::atomic<Time>[g.size]);
   for (int i = 0; i < g.size; ++i) {
     g.flags[i].store(0);
+    g.departed_flags[i].store(0);
     g.learned_at[i].store(-1);
   }
   if (thread_multiple) {
@@ -604,6 +625,7 @@ void stop() {
 }
 
 bool running() { return g.running.load(); }
+bool neighbour_silent_at_stop() { return g.neighbour_silent.load(); }
 long timeout_ms() { return g.settings.timeout_ms; }
 int world_rank() { return g.rank; }
 int world_size() { return g.size; }
@@ -616,6 +638,11 @@ bool is_failed(int world_rank) {
 std::vector<int> failed_ranks() {
   std::lock_guard<std::mutex> lock(g.pub_mu);
   return g.order;
+}
+
+std::vector<int> departed_ranks() {
+  std::lock_guard<std::mutex> lock(g.pub_mu);
+  return g.departed;
 }
 
 void declare_failed(int world_rank) {

@@ -21,6 +21,11 @@ void start(bool thread_multiple);
 /// Stops the thread, cancels the receives it posted, and logs the failed-set summary (COHORT_LOG=info).
 /// Local: never waits on another rank. Safe to call twice.
 void stop();
+/// After stop(), in a job where this rank knew no failure: true when a ring neighbour never said that it
+/// was leaving within the heartbeat timeout. It most likely died after (or in) MPI_Finalize's survivors
+/// barrier, which this rank completed without learning it, and the MPI library's own finalize would wait
+/// for it (MPICH's always does).
+bool neighbour_silent_at_stop();
 
 bool running();
 /// COHORT_HB_TIMEOUT_MS as read at start() (ms).
@@ -30,6 +35,7 @@ int world_size();
 
 namespace detail {
 extern std::atomic<std::uint64_t> g_failure_epoch;  // written by the detector thread only
+extern std::atomic<std::uint64_t> g_departure_epoch;  // likewise
 inline std::atomic<std::uint64_t> g_progress{0};     // see note_progress
 }  // namespace detail
 
@@ -48,8 +54,14 @@ bool is_failed(int world_rank);
 /// Dead ranks in the order this rank learned of them.
 std::vector<int> failed_ranks();
 
+/// Number of ranks known to have left (stopped their detector in MPI_Finalize): a rank that finished is
+/// not a failed one, but it will never answer again. Cheap, like failure_epoch().
+inline std::uint64_t departure_epoch() { return detail::g_departure_epoch.load(std::memory_order_acquire); }
+/// Departed ranks in the order this rank learned of them (RingDetector's event rank_left).
+std::vector<int> departed_ranks();
 /// Another part of cohort learned that world_rank is dead (e.g. from an agreement message): records it
 /// and broadcasts a failure notice as if it had been suspected here. A notice naming this very rank fences it.
+/// A rank known departed is not declared (it finished; it did not fail).
 void declare_failed(int world_rank);
 
 /// ULFM build: asks MPI which ranks its runtime knows dead (MPIX_Comm_get_failed, local, a few µs)

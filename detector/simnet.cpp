@@ -14,6 +14,7 @@ SimNet::SimNet(SimConfig config)
       tick_at_(static_cast<size_t>(cfg_.n), -1),
       rng_(cfg_.rng_seed) {
   learned.resize(static_cast<size_t>(cfg_.n));
+  departed.resize(static_cast<size_t>(cfg_.n));
   fenced_at.assign(static_cast<size_t>(cfg_.n), -1);
   nodes_.reserve(static_cast<size_t>(cfg_.n));
   auto hosts = std::make_shared<const std::vector<int>>(cfg_.host);
@@ -72,6 +73,8 @@ void SimNet::absorb(int rank, Output &out) {
   for (const Event &e : out.events) {
     if (e.kind == Event::self_fenced) {
       if (fenced_at[rank] < 0) fenced_at[rank] = now_;
+    } else if (e.kind == Event::rank_left) {
+      departed[rank].push_back(e.rank);
     } else {
       learned[rank].push_back({e.rank, now_, e.how, e.hops});
       if (on_learned) on_learned(rank, learned[rank].back());

@@ -88,8 +88,10 @@ class SimNet {
   std::function<void(int rank, const Learned &)> on_learned;
   /// Per rank: what it learned, in order.
   std::vector<std::vector<Learned>> learned;
-  /// Messages sent (after the filter), by MsgType value 1..5.
-  std::uint64_t sent[6] = {0, 0, 0, 0, 0, 0};
+  /// Per rank: the departed ranks it learned (event rank_left), in order.
+  std::vector<std::vector<int>> departed;
+  /// Messages sent (after the filter), by MsgType value 1..6.
+  std::uint64_t sent[7] = {0, 0, 0, 0, 0, 0, 0};
   /// Time at which each rank was fenced, or -1.
   std::vector<Time> fenced_at;
 

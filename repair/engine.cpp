@@ -153,6 +153,11 @@ void Engine::on_failure(int world) {
   drain();
 }
 
+void Engine::on_left(int world) {
+  if (world == me_ || !left_.insert(world).second) return;
+  on_failure(world);
+}
+
 void Engine::drain() {
   // NOTE: applying one failure can teach more (merged views); the loop applies them all, breadth first.
   while (!pending_failures_.empty() && !fenced_) {
@@ -230,6 +235,8 @@ void Engine::collect(std::uint64_t id, Comm &c, Agreement &a, std::uint64_t inst
 
 void Engine::learn(int world) {
   if (!failed_.insert(world).second) return;
+  // (a departed member named in a peer's view before this rank heard of the departure is learned dead
+  // here: the detector, once it knows, does not declare it)
   learned_.push_back(world);
   pending_failures_.push_back(world);
 }

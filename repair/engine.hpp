@@ -71,6 +71,13 @@ class Engine {
 
   /// The local detector reports world rank `world` dead.
   void on_failure(int world);
+  /// The local detector reports that world rank `world` left (MPI_Finalize). It will never answer again,
+  /// so every agreement leaves it out as it leaves out a dead member (it is in the views and in the
+  /// decided failed sets, and is_failed is true for it); it is never reported as learned
+  /// (take_learned) and never fences anyone. Sound because a rank leaves only after MPI_Finalize's
+  /// survivors barrier completed there: every live member entered that barrier, so no survivor can still
+  /// need the departed rank's input, only its answers, which the others' decisions replace.
+  void on_left(int world);
   /// A wire message from world rank `from`.
   void on_receive(int from, const char *data, std::size_t len);
 
@@ -115,7 +122,8 @@ class Engine {
   std::unordered_map<std::uint64_t, Comm> comms_;
   std::set<std::uint64_t> removed_;
   std::deque<std::pair<std::uint64_t, Early>> early_comm_;  // messages for comms not added yet
-  std::set<int> failed_;
+  std::set<int> failed_;  // dead or departed
+  std::set<int> left_;    // departed
   std::deque<int> pending_failures_;  // learned from messages, applied after the current delivery
   std::vector<Send> sends_;
   std::vector<int> learned_;

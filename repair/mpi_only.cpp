@@ -69,6 +69,8 @@ std::deque<Sent> g_sent;
 std::deque<Sent> g_abandoned;  // sends to dead ranks: MPI may still read their buffers, so they stay
 std::size_t g_failures_fed = 0;
 std::uint64_t g_epoch_fed = ~std::uint64_t{0};
+std::size_t g_departures_fed = 0;
+std::uint64_t g_departure_epoch_fed = 0;
 std::vector<int> g_to_declare;  // learned from messages; declared to the detector outside g_mu
 std::map<std::uint64_t, std::uint64_t> g_roots;  // communicators registered without a known parent
 std::atomic<bool> g_live{false};
@@ -188,6 +190,12 @@ void progress_locked() {
     g_epoch_fed = epoch;
     std::vector<int> failed = detector::failed_ranks();
     for (; g_failures_fed < failed.size(); ++g_failures_fed) g_engine->on_failure(failed[g_failures_fed]);
+  }
+  std::uint64_t departures = detector::departure_epoch();
+  if (departures != g_departure_epoch_fed) {
+    g_departure_epoch_fed = departures;
+    std::vector<int> left = detector::departed_ranks();
+    for (; g_departures_fed < left.size(); ++g_departures_fed) g_engine->on_left(left[g_departures_fed]);
   }
   for (int i = 0; i < 256; ++i) {
     int done = 0;

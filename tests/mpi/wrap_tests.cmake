@@ -311,3 +311,9 @@ cohort_mpi_test(wrap.call_apart_p2p PART wrap NP 4 TIMEOUT 60 PASS 3
 cohort_mpi_test(wrap.call_apart_barrier PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS heartbeat
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=coll.round,hit=1
   COMMAND $<TARGET_FILE:call_apart> 3 barrier)
+# The same death inside MPI_Finalize's survivors barrier: the survivors that completed it leave, and the one
+# still in it repairs without them (their detectors made their departure known).
+cohort_test_program(finalize_faults finalize_faults.c)
+cohort_mpi_test(wrap.finalize_barrier_death PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS heartbeat
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=coll.round,hit=1
+  COMMAND $<TARGET_FILE:finalize_faults>)

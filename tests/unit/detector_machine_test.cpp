@@ -267,6 +267,60 @@ TEST(DetectorMachine, RankLeavingIsNotSuspected) {
     net.run_until(net.now() + 30 * kMs);
   }
   for (int r = 0; r < 8; ++r) EXPECT_TRUE(net.learned[r].empty()) << r;
+  EXPECT_EQ(net.sent[static_cast<int>(MsgType::departure)], 0u) << "no failure known: nothing is flooded";
+}
+
+// MPI_Finalize after a failure: ranks leave one after the other while rank 6 still repairs (its survivors
+// barrier's retry). Each departure reaches every rank still running at once (a flooded departure notice,
+// and the leaving notes, which carry the departures their sender knew), long before any timeout, and none
+// is taken for a failure.
+TEST(DetectorMachine, DeparturesAreFloodedOnceAFailureIsKnown) {
+  SimNet net(config(8));
+  net.run_until(2 * kTimeout);
+  net.crash(3);
+  ASSERT_GE(detect(net, {3}, 3 * kTimeout), 0);
+  std::vector<int> order = {0, 5, 1, 7, 2, 4};
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    net.leave(order[i]);
+    net.run_until(net.now() + 5 * kMs);
+    for (int r = 0; r < 8; ++r) {
+      if (!net.survivor(r)) continue;
+      std::vector<int> left(order.begin(), order.begin() + static_cast<long>(i) + 1);
+      EXPECT_EQ(sorted(net.departed[r]), sorted(left)) << "rank " << r << " after " << order[i] << " left";
+    }
+  }
+  EXPECT_GT(net.sent[static_cast<int>(MsgType::departure)], 0u);
+  net.run_until(net.now() + 5 * kTimeout);
+  ASSERT_EQ(net.learned[6].size(), 1u) << "rank 6 took a departed rank for a failed one";
+  EXPECT_EQ(net.learned[6][0].rank, 3);
+  EXPECT_FALSE(net.fenced(6));
+}
+
+// A departure known by a rank that leaves reaches its neighbours in its leaving note, even where no notice
+// was flooded (no failure known) and the departed rank was not their neighbour.
+TEST(DetectorMachine, ALeavingNoteCarriesTheDeparturesItsSenderKnew) {
+  SimNet net(config(6));
+  net.run_until(2 * kTimeout);
+  net.leave(2);  // tells 1 and 3
+  net.run_until(net.now() + 5 * kMs);
+  EXPECT_TRUE(net.departed[4].empty());
+  net.leave(3);  // tells 4 (its observer) and 1 (its emitter since 2 left), naming 2
+  net.run_until(net.now() + 5 * kMs);
+  EXPECT_EQ(sorted(net.departed[4]), (std::vector<int>{2, 3}));
+  EXPECT_EQ(net.node(4).emitter(), 1);
+  for (int r = 0; r < 6; ++r) EXPECT_TRUE(net.learned[r].empty()) << r;
+}
+
+// A departed rank named dead by another part of cohort (an agreement's view) is not declared failed.
+TEST(DetectorMachine, ADepartedRankIsNotDeclaredFailed) {
+  SimNet net(config(4));
+  net.run_until(2 * kTimeout);
+  net.leave(2);
+  net.run_until(net.now() + 5 * kMs);
+  ASSERT_TRUE(net.node(1).has_left(2));
+  net.declare(1, 2);
+  net.run_until(net.now() + 2 * kTimeout);
+  for (int r = 0; r < 4; ++r) EXPECT_TRUE(net.learned[r].empty()) << r;
 }
 
 TEST(DetectorMachine, DeclaredFailureIsBroadcast) {

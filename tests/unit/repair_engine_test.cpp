@@ -237,6 +237,34 @@ TEST(RepairEngine, ADecidedRankKeepsAnsweringAfterTheRootDies) {
   EXPECT_EQ(s1, s3);
 }
 
+// MPI_Finalize's survivors barrier: ranks 0 and 1 completed it and left; ranks 2 and 3 saw rank 4 die
+// in it and agree on its retry. The departed ranks never answer: once each survivor's detector reports
+// them, the agreement leaves them out and reports them in the failed set (the retry runs without them),
+// and never names them as learned failures (which the detector would declare).
+TEST(RepairEngine, AnAgreementLeavesOutRanksThatLeft) {
+  Net net(5, 5);
+  for (int i = 0; i < 5; ++i) net[i].add_comm(3, {0, 1, 2, 3, 4});
+  net.kill(0);
+  net.kill(1);
+  net.kill(4);
+  for (int i : {2, 3}) net[i].on_failure(4);
+  for (int i : {2, 3}) net[i].start_agree(3, 0);
+  net.run();
+  int flag;
+  RankSet failed;
+  EXPECT_FALSE(net[2].decision(3, 1, &flag, &failed)) << "nobody knows that ranks 0 and 1 left";
+  for (int w : {0, 1})
+    for (int i : {2, 3}) net[i].on_left(w);
+  net.run();
+  for (int i : {2, 3}) {
+    ASSERT_TRUE(net[i].decision(3, 1, &flag, &failed)) << i;
+    EXPECT_EQ(flag, 0);
+    EXPECT_EQ(failed, (RankSet{0, 1, 4}));
+    EXPECT_TRUE(net[i].is_failed(1));
+    EXPECT_TRUE(net[i].take_learned().empty()) << i;
+  }
+}
+
 TEST(RepairEngine, RevocationReachesEveryMemberEvenIfTheRevokerDies) {
   Net net(5, 5);
   for (int i = 0; i < 5; ++i) net[i].add_comm(3, {0, 1, 2, 3, 4});

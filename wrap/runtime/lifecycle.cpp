@@ -162,6 +162,10 @@ bool stop() {
   bool failures = failures_seen();
   repair::finalize();
   detector::stop();
+  if (!failures && detector::neighbour_silent_at_stop()) {
+    COHORT_LOG_INFO("MPI_Finalize: a ring neighbour never said that it was leaving: most likely it died");
+    failures = true;
+  }
   g_running = false;
   g_stopped = true;
   return failures;

@@ -17,8 +17,9 @@ using BringUpMpi = int (*)(int *argc, char ***argv, int *provided);
 int start(const char *call, int *argc, char ***argv, int *provided, BringUpMpi bring_up);
 
 /// Stops cohort (a survivors-only barrier on the world alias, then repair and the detector). Returns true
-/// when ranks failed or a communicator was revoked: the MPI library's own finalize can then hang, and the
-/// caller skips it.
+/// when ranks failed, a communicator was revoked or a ring neighbour went silent meanwhile
+/// (detector::neighbour_silent_at_stop): the MPI library's own finalize can then hang, and the caller
+/// skips it.
 bool stop();
 
 bool running();        ///< started and not stopped

@@ -27,6 +27,13 @@ if(NOT COHORT_MPI_NAME STREQUAL "mpich")
   cohort_mpi_test(win.fault.fence.three_shrinks_8 PART win NP 8 TIMEOUT 90 PASS 4
     ENV ${_wrap_hb} COMMAND ${_wf} fence_known none before:2 before:5 before:6+7 none)
 endif()
+# A member killed inside MPI_Win_allocate (hook coll.round, hit 1: between the rounds of the creation's
+# confirmation, the program's first collective): ranks 0 and 2 return with the window while rank 3 agrees;
+# nobody waits in MPI's window creation for the dead rank, and the first fence makes the window again over
+# the three survivors.
+cohort_mpi_test(win.fault.allocate.killed_in_creation PART win NP 4 TIMEOUT 60 PASS 3 LABELS heartbeat
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=coll.round,hit=1
+  COMMAND ${_wf} fence during:1 none)
 # Lock epochs: two ranks killed before the same step. (_known: the survivors pass a barrier first.)
 cohort_mpi_test(win.fault.lock.two_before_known PART win NP 4 TIMEOUT 60 PASS 2
   ENV ${_wrap_hb} COMMAND ${_wf} lock_known none before:1+2 none)

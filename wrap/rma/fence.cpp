@@ -25,6 +25,7 @@ struct Remake {
   MPI_Win win = MPI_WIN_NULL;      // written by the thread before it sets `created`
   MPI_Comm xcomm = MPI_COMM_NULL;  // the new window's exchange communicator (idem)
   int rc = MPI_SUCCESS;            // (idem)
+  MPI_Errhandler created_eh = MPI_ERRHANDLER_NULL;  // a first creation's: the window's handler as MPI made it (idem)
   std::atomic<bool> created{false};  // MPI_Win_create (and the exchange communicator's dup) returned
 };
 
@@ -32,9 +33,10 @@ struct Remake {
 // creation, and a member that dies during it would hold it forever); *req completes when it returns, or,
 // with `barrier` (a self-confirming fence), once every member has its window too: an MPI_Barrier on the new
 // exchange communicator (nothing else uses it yet), so that one survivor's completion proves every member's
-// creation, as the fence's confirmation does otherwise.
+// creation, as the fence's confirmation does otherwise. `first`: the program's creation, whose window's
+// handler as MPI made it is kept (created_eh) for the program's own errors.
 std::shared_ptr<Remake> start_remake(const WinRecord &w, const Substitute &sub, bool barrier, MPI_Request *req,
-                                     int *rc) {
+                                     int *rc, bool first = false) {
   *rc = start_request(req);
   if (*rc != MPI_SUCCESS) return nullptr;
   auto m = std::make_shared<Remake>();
@@ -42,9 +44,10 @@ std::shared_ptr<Remake> start_remake(const WinRecord &w, const Substitute &sub, 
   MPI_Info info = MPI_INFO_NULL;
   if (w.info != MPI_INFO_NULL) PMPI_Info_dup(w.info, &info);  // the thread's own: it may outlive w
   MPI_Request done = *req;
-  std::thread([m, done, info, barrier, base = w.base, size = w.size, unit = w.disp_unit, comm = sub.comm]() mutable {
+  std::thread([m, done, info, barrier, first, base = w.base, size = w.size, unit = w.disp_unit, comm = sub.comm]() mutable {
     MPI_Win win = MPI_WIN_NULL;
     int r = PMPI_Win_create(base, size, unit, info, comm, &win);
+    if (r == MPI_SUCCESS && first) PMPI_Win_get_errhandler(win, &m->created_eh);
     if (r == MPI_SUCCESS) PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     if (r == MPI_SUCCESS) r = make_exchange_comm(comm, &m->xcomm);
     if (info != MPI_INFO_NULL) PMPI_Info_free(&info);
@@ -109,6 +112,34 @@ int confirm_fence(WinRecord &w, std::shared_ptr<Remake> *made, FenceExchange *ex
     return rc;
   });
 }
+
+}  // namespace
+
+int create_window(WinRecord &w, CallId id) {
+  WinRecord *wp = &w;
+  std::shared_ptr<Remake> made;
+  int rc = run(*w.alias, describe(id), [wp, &made](const Substitute &sub, int, MPI_Request *req) {
+    int r = MPI_SUCCESS;
+    made = start_remake(*wp, sub, false, req, &r, true);
+    return r;
+  });
+  if (rc != MPI_SUCCESS) return rc;
+  // (the driver returns success once every survivor's attempt returned: this one's too)
+  if (made == nullptr || !made->created.load(std::memory_order_acquire)) return MPI_ERR_INTERN;
+  if (made->rc != MPI_SUCCESS || made->win == MPI_WIN_NULL || made->xcomm == MPI_COMM_NULL) {
+    COHORT_LOG_ERROR("%s: making the window over %d ranks failed (code %d)", info(id).name, made->on->map.sub_size(),
+                     made->rc);
+    return made->rc != MPI_SUCCESS ? made->rc : MPI_ERR_WIN;
+  }
+  w.handle = w.win = made->win;
+  w.program_eh = made->created_eh;
+  w.made_on = made->on;
+  w.xcomm = made->xcomm;
+  reset_logs(w);
+  return MPI_SUCCESS;
+}
+
+namespace {
 
 // True when a fence with an exchange confirms itself (fence()): with COHORT_CONFIRM_WINDOW 1 (deferred
 // confirmation counts calls instead, wrap/core/collective_op.hpp), under the heartbeat backend (as for

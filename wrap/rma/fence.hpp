@@ -26,4 +26,11 @@ namespace cohort::wrap::win {
 // MPI_Win_fence(assert) on w (the program's window `handle`).
 int fence(WinRecord &w, MPI_Win handle, int assert);
 
+// The program's MPI_Win_create or MPI_Win_allocate (`id`) over w's memory, collective over the survivors
+// of w.alias: made as a recreation is (MPI_Win_create on a thread of its own, whose completion the driver
+// polls and confirms), so that a member that dies meanwhile never holds the survivors in MPI's creation:
+// its attempt is abandoned and the window made on the shrunk communicator. Sets w's window, its
+// substitute, exchange communicator and the program's error handler.
+int create_window(WinRecord &w, CallId id);
+
 }  // namespace cohort::wrap::win

@@ -5,9 +5,11 @@
 // target is dead, and MPI_Win_fence or MPI_Win_free with a dead member.
 //   - The program's MPI_Win is the first window cohort made (the alias), with a record of its memory and of
 //     the substitute window where RMA goes (wrap/rma/window_registry.hpp).
-//   - Creation and MPI_Win_free are collective over the survivors: a confirmation through the driver
-//     first, then MPI's call on the current substitute communicator. A window with a dead member is never
-//     freed (MPI_Win_free would wait on it): it is left to MPI, like an abandoned request.
+//   - Creation is collective over the survivors: MPI_Win_create on the current substitute communicator, on a
+//     thread of its own whose completion the driver polls and confirms like a collective's request
+//     (wrap/rma/fence.hpp, create_window): a member that dies during it never holds the survivors there.
+//     MPI_Win_free: a confirmation through the driver first, then MPI's call. A window with a dead member
+//     is never freed (MPI_Win_free would wait on it): it is left to MPI, like an abandoned request.
 //   - RMA calls go to the substitute window with the target's substitute rank. To a dead target nothing
 //     is posted: the point-to-point policy applies (COHORT_ON_DEAD_PEER_SEND, default skip, for Put,
 //     Rput, Accumulate; COHORT_ON_DEAD_PEER_RECV, default abort, for the calls that return data).
@@ -38,29 +40,6 @@
 namespace cohort::wrap::win {
 namespace {
 
-// Makes the substitute window over w's memory on the alias's current substitute (collective over the
-// survivors, after a confirmation).
-int make_window(WinRecord &w) {
-  const Substitute &s = w.alias->current();
-  MPI_Win win = MPI_WIN_NULL;
-  int rc = PMPI_Win_create(w.base, w.size, w.disp_unit, w.info, s.comm, &win);
-  if (rc != MPI_SUCCESS) return rc;
-  // NOTE: cohort's calls on the window must see a dead target's error rather than have MPI end the job
-  // (step_error); the program's handler is called for the program's own errors.
-  PMPI_Win_get_errhandler(win, &w.program_eh);
-  PMPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-  w.handle = w.win = win;
-  w.made_on = &s;
-  rc = make_exchange_comm(s.comm, &w.xcomm);
-  if (rc != MPI_SUCCESS) {
-    PMPI_Win_free(&w.win);
-    w.handle = w.win = MPI_WIN_NULL;
-    return rc;
-  }
-  reset_logs(w);
-  return MPI_SUCCESS;
-}
-
 // Creation (MPI_Win_create and MPI_Win_allocate): collective over the survivors of comm.
 int create(Alias &a, CallId id, void *base, MPI_Aint size, int disp_unit, MPI_Info info, bool owns, MPI_Win *out) {
   auto w = std::make_unique<WinRecord>();
@@ -70,8 +49,7 @@ int create(Alias &a, CallId id, void *base, MPI_Aint size, int disp_unit, MPI_In
   w->disp_unit = disp_unit;
   w->owns_memory = owns;
   if (info != MPI_INFO_NULL) PMPI_Info_dup(info, &w->info);
-  int rc = confirm(*w, id);
-  if (rc == MPI_SUCCESS) rc = make_window(*w);
+  int rc = create_window(*w, id);
   if (rc != MPI_SUCCESS) {
     if (w->info != MPI_INFO_NULL) PMPI_Info_free(&w->info);
     if (owns) PMPI_Free_mem(base);

@@ -8,11 +8,17 @@
 //   - depth_hops:  the flood's depth: max over survivors of the fewest hops of any notice copy it got
 //                  (first arrival need not be the fewest hops when latencies vary)
 //   - notices/syncs/emit requests sent from the kill until everyone knew, and notices in total
+// Then MPI_Finalize with one survivor still repairing (its survivors barrier's retry met the failures):
+// every other survivor leaves, one every --leave-gap-us in random order, and it measures
+//   - left_know_ms:   the first departure -> the remaining survivor knows every departure (-1: not within
+//                     2 x (timeout + grace) after the last one)
+//   - departures:     departure notices sent (flooded once a failure is known)
+//   - left_as_failed: departed ranks the remaining survivor took for failed ones
 // Writes one CSV row per run (stdout or --csv FILE).
 //
 //   detector_sim [--n 256,4096,65536] [--bcast chord,bmg,hba] [--k 1,4,16] [--victims random,consecutive]
 //                [--shuffle 0,1] [--period-ms 100] [--timeout-ms 1000] [--latency-us 20+exp30]
-//                [--seed 1] [--csv FILE]
+//                [--leave-gap-us 100] [--seed 1] [--csv FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -54,6 +60,7 @@ struct Options {
   std::vector<long> shuffle = {0, 1};
   long period_ms = 100, timeout_ms = 1000;
   long lat_base_us = 20, lat_exp_us = 30;  // latency = base + exponential(mean)
+  long leave_gap_us = 100;
   std::uint64_t seed = 1;
   std::string csv;
 };
@@ -64,6 +71,9 @@ struct Result {
   std::uint64_t notices = 0, syncs = 0, emits = 0, notices_total = 0;
   long false_positives = 0;
   double notice_fraction = 0;  // share of (survivor, victim) pairs learned through a notice
+  double left_know_ms = -1;
+  std::uint64_t departures = 0;
+  long left_as_failed = 0;
 };
 
 Result run_one(int n, Bcast b, int k, bool consecutive, bool shuffle, const Options &o, std::uint64_t seed) {
@@ -142,6 +152,28 @@ Result run_one(int n, Bcast b, int k, bool consecutive, bool shuffle, const Opti
   r.notices_total = net.sent[2] - base[2];
   for (int h : min_hops) r.depth_hops = std::max(r.depth_hops, h);
   r.notice_fraction = need > 0 ? static_cast<double>(by_notice) / static_cast<double>(need) : 0;
+
+  // Finalize: every survivor but `stay` leaves.
+  std::vector<int> leavers;
+  for (int i = 0; i < n; ++i)
+    if (!is_victim[i]) leavers.push_back(i);
+  if (leavers.size() < 2) return r;
+  std::shuffle(leavers.begin(), leavers.end(), rng);
+  int stay = leavers.back();
+  leavers.pop_back();
+  long false_before = r.false_positives;
+  std::uint64_t dep0 = net.sent[static_cast<int>(MsgType::departure)];
+  Time tl = net.now();
+  for (int v : leavers) {
+    net.leave(v);
+    net.run_until(net.now() + o.leave_gap_us);
+  }
+  std::size_t all = leavers.size();
+  bool left_ok = net.run_until([&] { return net.departed[stay].size() >= all; }, net.now() + 2 * (c.timeout + c.grace));
+  if (left_ok) r.left_know_ms = static_cast<double>(net.now() - tl) / 1000.0;
+  r.departures = net.sent[static_cast<int>(MsgType::departure)] - dep0;
+  r.left_as_failed = r.false_positives - false_before;
+  r.false_positives = false_before;
   return r;
 }
 
@@ -163,7 +195,8 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "detector_sim: --latency-us wants BASE+expMEAN, e.g. 20+exp30\n");
         return 2;
       }
-    } else if (a == "--seed") o.seed = std::strtoull(v.c_str(), nullptr, 10);
+    } else if (a == "--leave-gap-us") o.leave_gap_us = std::atol(v.c_str());
+    else if (a == "--seed") o.seed = std::strtoull(v.c_str(), nullptr, 10);
     else if (a == "--csv") o.csv = v;
     else {
       std::fprintf(stderr, "detector_sim: unknown option %s\n", a.c_str());
@@ -178,7 +211,7 @@ int main(int argc, char **argv) {
   std::fprintf(out,
                "n,bcast,k,victims,shuffle,period_ms,timeout_ms,latency_us,detect_ms,all_know_ms,max_hops,depth_hops,hop_bound,"
                "notices,notices_total,syncs,emit_requests,notices_per_failure,notice_fraction,false_positives,"
-               "wall_s\n");
+               "left_know_ms,departures,left_as_failed,wall_s\n");
   for (long n : o.n)
     for (long k : o.k)
       for (auto &vic : o.victims)
@@ -190,12 +223,13 @@ int main(int argc, char **argv) {
             Result r = run_one(static_cast<int>(n), b, static_cast<int>(k), vic == "consecutive", sh != 0, o, o.seed);
             double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
             int bound = static_cast<int>(std::ceil(std::log2(static_cast<double>(n)))) + 1;
-            std::fprintf(out, "%ld,%s,%ld,%s,%ld,%ld,%ld,%ld+exp%ld,%.3f,%.3f,%d,%d,%d,%llu,%llu,%llu,%llu,%.1f,%.3f,%ld,%.2f\n",
+            std::fprintf(out, "%ld,%s,%ld,%s,%ld,%ld,%ld,%ld+exp%ld,%.3f,%.3f,%d,%d,%d,%llu,%llu,%llu,%llu,%.1f,%.3f,%ld,%.3f,%llu,%ld,%.2f\n",
                          n, bn.c_str(), k, vic.c_str(), sh, o.period_ms, o.timeout_ms, o.lat_base_us, o.lat_exp_us,
                          r.detect_ms, r.all_know_ms, r.max_hops, r.depth_hops, bound, static_cast<unsigned long long>(r.notices),
                          static_cast<unsigned long long>(r.notices_total), static_cast<unsigned long long>(r.syncs),
                          static_cast<unsigned long long>(r.emits), static_cast<double>(r.notices_total) / k,
-                         r.notice_fraction, r.false_positives, wall);
+                         r.notice_fraction, r.false_positives, r.left_know_ms,
+                         static_cast<unsigned long long>(r.departures), r.left_as_failed, wall);
             std::fflush(out);
           }
   if (out != stdout) std::fclose(out);

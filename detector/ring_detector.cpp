@@ -374,7 +374,6 @@ void RingDetector::mark_left(int rank, How how, int from, int hops, Time now, Ou
   leave_view(rank);
   live_.remove(pos_of(rank));
   out->events.push_back({Event::rank_left, rank, how, from, how == How::notice ? hops : 0, 0});
-  if (!failed_sorted_.empty()) send_notices(MsgType::departure, rank, how == How::notice ? hops + 1 : 1, out);
   retarget(now, out);
 }
 

@@ -317,3 +317,8 @@ cohort_test_program(finalize_faults finalize_faults.c)
 cohort_mpi_test(wrap.finalize_barrier_death PART wrap NP 4 TIMEOUT 60 PASS 3 LABELS heartbeat
   ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=coll.round,hit=1
   COMMAND $<TARGET_FILE:finalize_faults>)
+# A rank killed right before the MPI library's own finalize, nobody knowing a failure: MPICH's finalize waits
+# for it until cohort's bound ends each survivor with code 0. (Every rank passed its checks before it.)
+cohort_mpi_test(wrap.finalize_library_death PART wrap NP 4 TIMEOUT 60 PASS 4
+  ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=1,at=finalize.library,hit=1
+  COMMAND $<TARGET_FILE:finalize_faults> library)

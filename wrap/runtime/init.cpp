@@ -6,10 +6,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +96,37 @@ int init_common(int *argc, char ***argv, int *provided) {
   return MPI_SUCCESS;
 }
 
+// The MPI library's own finalize in a job where this rank knew no failure, bounded: a rank that dies inside
+// it (after cohort's survivors barrier and its leaving note) leaves the others there for good under MPICH
+// (its process manager's barrier waits for the dead rank). Past max(5 s, 4 x COHORT_HB_TIMEOUT_MS) the
+// process exits 0, as after a failure (both launchers, as cohort-run starts them, accept it); the program's
+// work after MPI_Finalize is then lost, which only a death inside the MPI library's finalize can cause.
+int finalize_library() {
+  inject::point("finalize.library");
+  struct Bound {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool returned = false;
+  };
+  auto bound = std::make_shared<Bound>();
+  const long ms = std::max(5000L, 4 * detector::timeout_ms());
+  std::thread([bound, ms] {
+    std::unique_lock<std::mutex> lock(bound->mu);
+    if (bound->cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return bound->returned; })) return;
+    COHORT_LOG_WARN("MPI_Finalize: the MPI library's finalize did not return in %ld ms (a rank died inside it?); "
+                    "exiting with code 0", ms);
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }).detach();
+  int rc = PMPI_Finalize();
+  {
+    std::lock_guard<std::mutex> lock(bound->mu);
+    bound->returned = true;
+  }
+  bound->cv.notify_all();
+  return rc;
+}
+
 }  // namespace
 }  // namespace cohort::wrap
 
@@ -130,7 +167,7 @@ extern "C" int __wrap_MPI_Finalize(void) {
     return MPI_SUCCESS;
   }
   wrap::session::finalize_own();
-  return PMPI_Finalize();
+  return wrap::finalize_library();
 }
 
 extern "C" int __wrap_MPI_Abort(MPI_Comm comm, int errorcode) {

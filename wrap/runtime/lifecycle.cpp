@@ -84,6 +84,22 @@ void restore_sigusr1(const struct sigaction &before) {
 #endif
 }
 
+// A survivor must not die of SIGPIPE: the MPI's TCP transport writes to the socket of a peer that died
+// (or fenced across a cut), whose kernel answers with a reset, and the write raises SIGPIPE in whichever
+// thread wrote, the detector's or the program's (seen under Slurm with Open MPI: a rank ended with code 141,
+// "srun: error: h1: task 1: Broken pipe", as its peers on a cut node fenced). Where the program chose no
+// disposition, SIGPIPE is ignored, so such a write returns EPIPE to the MPI library instead; a handler or
+// an ignore the program installed is left alone.
+void ignore_sigpipe() {
+  struct sigaction now {};
+  if (sigaction(SIGPIPE, nullptr, &now) != 0) return;
+  if (now.sa_handler != SIG_DFL || (now.sa_flags & SA_SIGINFO) != 0) return;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, nullptr);
+}
+
 namespace {
 
 // The state of the two ways to start MPI (MPI 4.0 section 11.3: a program may use both): whether the World
@@ -111,6 +127,7 @@ int start(const char *call, int *argc, char ***argv, int *provided, BringUpMpi b
   int rc = bring_up(argc, argv, &got);
   if (rc != MPI_SUCCESS) return rc;
   restore_sigusr1(sigusr1_before);
+  ignore_sigpipe();
   int rank = -1;
   PMPI_Comm_rank(cohort::world(), &rank);
   log::set_rank(rank);

@@ -34,6 +34,9 @@ void defer_finalize();
 
 /// Undoes MPICH's SIGUSR1 handler after the MPI library started (see lifecycle.cpp); `before` is the
 /// disposition read before it started. No-op on other MPIs.
-void restore_sigusr1(const struct sigaction &before);  ///< a rank failed or a communicator was revoked (stop() would return true)
+void restore_sigusr1(const struct sigaction &before);
+/// Ignores SIGPIPE where the program left its default action (a write to a dead peer's socket must not end
+/// a survivor). Called once at MPI_Init.
+void ignore_sigpipe();
 
 }  // namespace cohort::wrap

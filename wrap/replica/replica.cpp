@@ -363,13 +363,12 @@ class Engine {
   void retire_sends() {
     for (auto it = sends_.begin(); it != sends_.end();) {
       int flag = 0;
-      if (PMPI_Test(&it->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-        abandoned_.push_back(std::move(it->buf));  // failed: MPI may hold it still
+      bool failed = PMPI_Test(&it->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+      if (flag && !failed) {
         it = sends_.erase(it);
-      } else if (flag) {
-        it = sends_.erase(it);
-      } else if (!ep_.liveness().alive(it->to)) {
-        // NOTE: MPI may still read a copy to a dead replica; its request and buffer are abandoned.
+      } else if (failed || !ep_.liveness().alive(it->to)) {
+        // NOTE: MPI may still read a copy that failed or goes to a dead replica: request and buffer are
+        // abandoned.
         abandoned_.push_back(std::move(it->buf));
         it = sends_.erase(it);
       } else {

@@ -59,6 +59,16 @@ void check_settings(int rank, const char *call) {
   for (const std::string &w : detector::unknown_variables(names, per_call)) COHORT_LOG_WARN("%s: %s", call, w.c_str());
 }
 
+// Sets `sig` to SIG_IGN when `disposition` (read earlier) is the default action; true when it did.
+bool ignore_where_default(int sig, const struct sigaction &disposition) {
+  if (disposition.sa_handler != SIG_DFL || (disposition.sa_flags & SA_SIGINFO) != 0) return false;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(sig, &ignore, nullptr);
+  return true;
+}
+
 }  // namespace
 
 // Undoes MPICH's SIGUSR1 handler: hydra signals every survivor with SIGUSR1 when a rank ends, and MPICH's
@@ -71,14 +81,7 @@ void check_settings(int rank, const char *call) {
 // MPI_Init.
 void restore_sigusr1(const struct sigaction &before) {
 #if defined(MPICH)
-  if (before.sa_handler == SIG_DFL && (before.sa_flags & SA_SIGINFO) == 0) {
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGUSR1, &ignore, nullptr);
-  } else {
-    sigaction(SIGUSR1, &before, nullptr);
-  }
+  if (!ignore_where_default(SIGUSR1, before)) sigaction(SIGUSR1, &before, nullptr);
 #else
   (void)before;
 #endif
@@ -92,12 +95,7 @@ void restore_sigusr1(const struct sigaction &before) {
 // an ignore the program installed is left alone.
 void ignore_sigpipe() {
   struct sigaction now {};
-  if (sigaction(SIGPIPE, nullptr, &now) != 0) return;
-  if (now.sa_handler != SIG_DFL || (now.sa_flags & SA_SIGINFO) != 0) return;
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  sigaction(SIGPIPE, &ignore, nullptr);
+  if (sigaction(SIGPIPE, nullptr, &now) == 0) ignore_where_default(SIGPIPE, now);
 }
 
 namespace {

@@ -26,6 +26,11 @@ constexpr std::string_view kHandled[] = {
     "MPI_Comm_disconnect",
     // collectives
     "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
+    "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
+    "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan",
+    // Cartesian topologies (wrap/topo/process_topology.cpp: the grid kept by cohort over a logical communicator)
+    "MPI_Cart_create", "MPI_Cart_sub", "MPI_Cart_coords", "MPI_Cart_rank", "MPI_Cart_shift", "MPI_Cart_get",
+    "MPI_Cartdim_get", "MPI_Topo_test",
 };
 
 constexpr bool handled(std::string_view name) {

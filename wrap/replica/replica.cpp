@@ -569,6 +569,7 @@ class Engine {
 
 Engine *g_engine = nullptr;
 int g_replicas = 1;
+bool g_finished = false;  // finish() ran: the wire is quiet, no more decisions
 
 // ---- requests: handles of cohort's own, never passed to MPI ----
 std::map<std::uintptr_t, Request> g_requests;
@@ -796,7 +797,9 @@ void start() {
 }
 
 void finish() {
-  if (g_engine != nullptr) g_engine->finish();
+  if (g_engine == nullptr) return;
+  g_engine->finish();
+  g_finished = true;
 }
 
 void deaths_at_exit() {
@@ -819,6 +822,12 @@ int failed_logical(int *ranks, int max) {
 }
 
 int failed_logical_count() { return static_cast<int>(g_engine->lost_logical().size()); }
+
+bool decide(std::int64_t candidate, std::int64_t *outcome) {
+  if (g_engine == nullptr || g_finished) return false;
+  *outcome = g_engine->decide(candidate);
+  return true;
+}
 
 // ---- the calls ----
 

@@ -21,6 +21,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstdint>
+
 #include "wrap/calls.h"
 
 namespace cohort::wrap::replica {
@@ -45,6 +47,13 @@ bool handles(CallId id);
 /// Logical ranks with no live replica left, in the order they were lost (the C API's failed ranks).
 int failed_logical(int *ranks, int max);
 int failed_logical_count();
+
+/// One decision event of the program: every replica's *outcome is the leader's candidate (the protocol's
+/// two phases and takeover rule). False, and nothing decided, outside replication's run (after finish()).
+bool decide(std::int64_t candidate, std::int64_t *outcome);
+/// MPI_Wtime, MPI_Wtick: the leader's values (wtime.cpp).
+double wtime();
+double wtick();
 
 int comm_rank(MPI_Comm comm, int *rank);
 int comm_size(MPI_Comm comm, int *size);

@@ -15,7 +15,7 @@ namespace {
 constexpr std::string_view kHandled[] = {
     // start and stop, local queries
     "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
-    "MPI_Error_class", "MPI_Error_string", "MPI_Comm_get_attr", "MPI_Reduce_local",
+    "MPI_Error_class", "MPI_Error_string", "MPI_Comm_get_attr", "MPI_Reduce_local", "MPI_Wtime", "MPI_Wtick",
     // point-to-point and requests
     "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall", "MPI_Waitany",
     "MPI_Test", "MPI_Testany", "MPI_Testall", "MPI_Waitsome", "MPI_Testsome", "MPI_Ssend", "MPI_Issend", "MPI_Rsend", "MPI_Bsend", "MPI_Irsend",

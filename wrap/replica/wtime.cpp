@@ -13,10 +13,13 @@ cohort::replica::WtimeClock g_clock;
 bool g_have_tick = false;
 double g_tick = 0.0;
 
-// NOTE: a decision event is numbered in the program's order, which only its MPI_Init thread has; another
-// thread's time is its own clock moved onto the leader's, not decided.
-bool program_thread() {
-  int main = 0;
+// Whether this call can be a decision event. NOTE: events are numbered in the program's order, which only
+// its MPI_Init thread has; another thread's time is its own clock moved onto the leader's, not decided.
+// After MPI_Finalize nothing is decided either (and MPI_Is_thread_main may not be called there).
+bool decidable() {
+  int finalized = 0, main = 0;
+  PMPI_Finalized(&finalized);
+  if (finalized) return false;
   PMPI_Is_thread_main(&main);
   return main != 0;
 }
@@ -26,7 +29,7 @@ bool program_thread() {
 double wtime() {
   const double own = PMPI_Wtime();
   std::int64_t outcome = 0;
-  if (!program_thread() || !decide(cohort::replica::wtime_outcome(g_clock.candidate(own)), &outcome))
+  if (!decidable() || !decide(cohort::replica::wtime_outcome(g_clock.candidate(own)), &outcome))
     return g_clock.undecided(own);
   const double t = g_clock.use(own, cohort::replica::wtime_seconds(outcome));
   // NOTE: a test kills a replica here: the leader after its time was committed, before its program used it.
@@ -38,7 +41,7 @@ double wtick() {
   if (g_have_tick) return g_tick;
   const double own = PMPI_Wtick();
   std::int64_t outcome = 0;
-  if (!program_thread() || !decide(cohort::replica::wtime_outcome(own), &outcome)) return own;
+  if (!decidable() || !decide(cohort::replica::wtime_outcome(own), &outcome)) return own;
   g_tick = cohort::replica::wtime_seconds(outcome);
   g_have_tick = true;
   return g_tick;

@@ -35,10 +35,13 @@ extern "C" {
 int cohort_failed_count(void);
 
 /** Copies up to max dead MPI_COMM_WORLD ranks, in the order this rank learned of them, into ranks[0..max).
- *  Returns how many were copied (0 <= n <= max), or -1 if ranks is NULL while max > 0. */
+ *  Returns how many were copied (0 <= n <= max), or -1 if ranks is NULL while max > 0. Under replication:
+ *  the logical ranks with no live replica left. */
 int cohort_failed_ranks(int *ranks, int max);
 
-/** 1 if world_rank is not known dead, 0 if it is, -1 if world_rank is out of [0, world size). */
+/** 1 if world_rank is not known dead, 0 if it is, -1 if world_rank is out of [0, world size). Under
+ *  replication (COHORT_REPLICAS >= 2) ranks are logical ranks, as the program sees them: 0 once the rank
+ *  has no live replica left, as cohort_failed_ranks reports it. */
 int cohort_is_alive(int world_rank);
 
 /** Called once per dead rank, with that MPI_COMM_WORLD rank and ctx.

@@ -19,3 +19,12 @@ if(COHORT_BUILD_EXAMPLES)
          --kill rank=1,at=allreduce.posted,hit=4 --kill rank=2,at=recv.posted,hit=300
     COMMAND $<TARGET_FILE:stencil2d> 128 500)
 endif()
+# The histogram example (per round an MPI_Alltoall of counts and an MPI_Alltoallv of values, an
+# MPI_Gatherv and an MPI_Reduce; MPI_Wtime, a leader's decision): a twin killed in an Alltoallv, a leader
+# in a Gatherv, rank 0's twin in an Alltoall. (The time line differs between any two runs.)
+if(COHORT_BUILD_EXAMPLES)
+  replica_test(replica.histogram TIMEOUT 60
+    ARGS --ignore "^time:" --expect "^survivors: 2 of 2 ranks$" --kill rank=3,at=alltoallv.posted,hit=20
+         --kill rank=1,at=gatherv.posted,hit=30 --kill rank=2,at=alltoall.posted,hit=45
+    COMMAND $<TARGET_FILE:histogram> 60 20000)
+endif()

@@ -134,6 +134,13 @@ struct Request {
   std::uint64_t seq = 0;
 };
 
+// A wire message being received (MPI_Imrecv after MPI_Improbe), from world rank `from`.
+struct Arriving {
+  MPI_Request req = MPI_REQUEST_NULL;
+  std::unique_ptr<Bytes> buf;
+  int from = -1;
+};
+
 struct InFlight {
   MPI_Request req;
   std::unique_ptr<Bytes> buf;
@@ -321,6 +328,10 @@ class Engine {
   }
 
  private:
+  // NOTE: a receive never blocks: a large message whose sender dies mid-transfer never completes (Open MPI's
+  // vader reads it from the sender's memory: "Read -1, expected N, errno = 3"), so it is received with
+  // MPI_Imrecv and, once its sender is known dead, abandoned with its buffer. Messages are taken in the
+  // order MPI matched them.
   bool drain() {
     bool moved = false;
     for (int i = 0; i < 64; ++i) {
@@ -330,10 +341,29 @@ class Engine {
       if (PMPI_Improbe(MPI_ANY_SOURCE, kWireTag, comm_, &flag, &msg, &st) != MPI_SUCCESS || !flag) break;
       int n = 0;
       PMPI_Get_count(&st, MPI_BYTE, &n);
-      Bytes b(static_cast<std::size_t>(n));
-      if (PMPI_Mrecv(b.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS) continue;
+      Arriving a;
+      a.buf = std::make_unique<Bytes>(static_cast<std::size_t>(n));
+      a.from = st.MPI_SOURCE;
+      if (PMPI_Imrecv(a.buf->data(), n, MPI_BYTE, &msg, &a.req) != MPI_SUCCESS) continue;
+      arriving_.push_back(std::move(a));
+    }
+    while (!arriving_.empty()) {
+      Arriving &a = arriving_.front();
+      int flag = 0;
+      const bool failed = PMPI_Test(&a.req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+      if (!flag && !failed) {
+        if (ep_.liveness().alive(a.from)) break;
+        abandoned_.push_back(std::move(a.buf));  // (MPI may still write into it)
+        arriving_.pop_front();
+        continue;
+      }
+      std::unique_ptr<Bytes> buf = std::move(a.buf);
+      const int from = a.from;
+      arriving_.pop_front();
+      if (failed) continue;
+      const Bytes &b = *buf;
       Wire w;
-      if (!decode(b, st.MPI_SOURCE, ep_.self(), &w)) continue;
+      if (!decode(b, from, ep_.self(), &w)) continue;
       if (w.kind == Wire::data) {
         std::uint64_t &n = copies_from_[{w.from, w.channel}];
         if (w.seq + 1 > n) n = w.seq + 1;
@@ -553,6 +583,7 @@ class Engine {
   std::vector<Wire> out_;
   std::list<InFlight> sends_;
   std::vector<std::unique_ptr<Bytes>> abandoned_;
+  std::deque<Arriving> arriving_;
   std::map<Channel, std::deque<Delivery>> arrived_;
   std::map<Channel, std::uint64_t> delivered_;                         // logical messages delivered
   std::map<std::pair<int, Channel>, std::uint64_t> copies_from_;      // (world rank, channel) -> seqs seen
@@ -822,6 +853,13 @@ int failed_logical(int *ranks, int max) {
 }
 
 int failed_logical_count() { return static_cast<int>(g_engine->lost_logical().size()); }
+
+int logical_alive(int rank) {
+  if (rank < 0 || rank >= g_engine->size()) return -1;
+  for (int l : g_engine->lost_logical())
+    if (l == rank) return 0;
+  return 1;
+}
 
 bool decide(std::int64_t candidate, std::int64_t *outcome) {
   if (g_engine == nullptr || g_finished) return false;

@@ -47,6 +47,8 @@ bool handles(CallId id);
 /// Logical ranks with no live replica left, in the order they were lost (the C API's failed ranks).
 int failed_logical(int *ranks, int max);
 int failed_logical_count();
+/// 1 if logical rank `rank` has a live replica, 0 if it has none left, -1 if it is not a logical rank.
+int logical_alive(int rank);
 
 /// One decision event of the program: every replica's *outcome is the leader's candidate (the protocol's
 /// two phases and takeover rule). False, and nothing decided, outside replication's run (after finish()).

@@ -72,6 +72,7 @@ int cohort_failed_ranks(int *ranks, int max) {
 }
 
 int cohort_is_alive(int world_rank) {
+  if (cohort::wrap::replica::on()) return cohort::wrap::replica::logical_alive(world_rank);
   int size = cohort::detector::world_size();
   if (world_rank < 0 || (size > 0 && world_rank >= size)) return -1;
   return cohort::detector::is_failed(world_rank) ? 0 : 1;

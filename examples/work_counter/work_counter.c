@@ -1,14 +1,19 @@
 /* work_counter: a one-sided bag of tasks. Rank 0's window holds a shared counter; every rank takes the next
  * task with MPI_Fetch_and_op (+1) until the tasks run out, does it, and keeps what it did. Under cohort a
  * rank that dies takes the tasks it held with it: the survivors find them (an MPI_Allreduce of what each
- * did) and share them out again through a second counter, until every task is done by a survivor.
+ * did) and share them out again through a second counter, until every task is done.
  * Plain MPI; nothing cohort-specific.
+ *
+ * One MPI_Allreduce per round carries both what each rank did and the sum of its results, and the last one
+ * is the answer. NOTE: a rank can die between two collectives; had the tasks done and the results been
+ * added up by separate calls, its share could be in the first and missing from the second (a task done
+ * "0 times", or a checksum short by its results).
  *
  *   work_counter [TASKS]      (default 200)
  *
  * Prints `work_counter: TASKS tasks done, each once by a survivor, checksum C` on rank 0, and
- * `cohort-test: rank R PASS ...` on every rank whose check passed: each task done exactly once by a live
- * rank, the checksum of the results equal to the sum computed directly. */
+ * `cohort-test: rank R PASS ...` on every rank whose check passed: each task counted exactly once by the
+ * last round's MPI_Allreduce, the checksum of the results equal to the sum computed directly. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +38,12 @@ int main(int argc, char **argv) {
                    &counter, &win);
   if (rank == 0) memset(counter, 0, 8 * sizeof(long));
   MPI_Barrier(MPI_COMM_WORLD);
-  char *mine = calloc((size_t)ntasks, 1);      /* tasks this rank did */
-  char *done = calloc((size_t)ntasks, 1);      /* tasks some survivor did (agreed) */
+  /* mine[t]: 1 if this rank did task t; mine[ntasks]: the sum of its results. acc: the same added up over
+   * the ranks that took part in the round's MPI_Allreduce (a dead rank's share is absent) */
+  long *mine = calloc((size_t)ntasks + 1, sizeof(long)), *acc = calloc((size_t)ntasks + 1, sizeof(long));
   long *todo = malloc((size_t)ntasks * sizeof(long)), ntodo = ntasks;
   for (long t = 0; t < ntasks; ++t) todo[t] = t;
-  long sum = 0, one = 1;
+  long one = 1;
   int round = 0;
   while (ntodo > 0 && round < 8) {
     MPI_Win_lock_all(0, win);
@@ -46,31 +52,26 @@ int main(int argc, char **argv) {
       MPI_Fetch_and_op(&one, &i, MPI_LONG, 0, round, MPI_SUM, win);
       MPI_Win_flush(0, win);
       if (i >= ntodo) break;
-      sum += task(todo[i]);
+      mine[ntasks] += task(todo[i]);
       mine[todo[i]] = 1;
     }
     MPI_Win_unlock_all(win);
-    /* which tasks did the survivors do? (a dead rank's contribution is absent) */
-    MPI_Allreduce(mine, done, (int)ntasks, MPI_CHAR, MPI_BOR, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, acc, (int)ntasks + 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     ntodo = 0;
     for (long t = 0; t < ntasks; ++t)
-      if (!done[t]) todo[ntodo++] = t;
+      if (!acc[t]) todo[ntodo++] = t;
     ++round;
   }
-  /* the check: each task done exactly once by a survivor, and the results add up */
-  int *count = calloc((size_t)ntasks, sizeof(int)), *mine_i = calloc((size_t)ntasks, sizeof(int));
-  for (long t = 0; t < ntasks; ++t) mine_i[t] = mine[t];
-  MPI_Allreduce(mine_i, count, (int)ntasks, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  long total = 0, want = 0;
-  MPI_Allreduce(&sum, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  /* the check, on the last round's sums (the same on every survivor) */
+  long total = acc[ntasks], want = 0;
   for (long t = 0; t < ntasks; ++t) want += task(t);
   long bad = -1;
   for (long t = 0; t < ntasks && bad < 0; ++t)
-    if (count[t] != 1) bad = t;
+    if (acc[t] != 1) bad = t;
   if (rank == 0)
     printf("work_counter: %ld tasks done, %s, checksum %ld (%d rounds)\n", ntasks,
            bad < 0 ? "each once by a survivor" : "NOT each once", total, round);
-  if (bad >= 0) printf("cohort-test: rank %d FAIL task %ld done %d times\n", rank, bad, count[bad]);
+  if (bad >= 0) printf("cohort-test: rank %d FAIL task %ld done %ld times\n", rank, bad, acc[bad]);
   else if (total != want) printf("cohort-test: rank %d FAIL checksum %ld, want %ld\n", rank, total, want);
   else printf("cohort-test: rank %d PASS %ld tasks, each once\n", rank, ntasks);
   fflush(stdout);

@@ -77,4 +77,14 @@ if(COHORT_BUILD_EXAMPLES)
   cohort_mpi_test(examples.work_counter_one_killed PART examples NP 4 TIMEOUT 60 PASS 3
     ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=2,at=fetch_and_op.posted,hit=2
     COMMAND $<TARGET_FILE:work_counter> 2000)
+  # Two deaths: rank 2's held task makes a second round; rank 3 dies posting the MPI_Allreduce after that
+  # round's (_after_rounds) or that round's own (_in_last_round: its share is in the last sums or its tasks are
+  # done again). Every survivor checks each task counted once and the checksum exact, from one collective: with
+  # two (what was done, then the results), a death between them left a task counted 0 times or the sum short.
+  cohort_mpi_test(examples.work_counter_two_killed_after_rounds PART examples NP 4 TIMEOUT 60 PASS 3
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=2,at=fetch_and_op.posted,hit=2$<SEMICOLON>rank=3,at=allreduce.posted,hit=3
+    COMMAND $<TARGET_FILE:work_counter> 2000)
+  cohort_mpi_test(examples.work_counter_two_killed_in_last_round PART examples NP 4 TIMEOUT 60 PASS 2
+    ENV ${_wrap_hb} COHORT_INJECT_FAILURE=rank=2,at=fetch_and_op.posted,hit=2$<SEMICOLON>rank=3,at=allreduce.posted,hit=2
+    COMMAND $<TARGET_FILE:work_counter> 2000)
 endif()

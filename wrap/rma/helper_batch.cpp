@@ -4,11 +4,13 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 
 #include "detector/log.hpp"
 #include "detector/runtime.hpp"
+#include "wrap/core/stop_job.hpp"
 #include "wrap/rma/helper_thread.hpp"
 
 namespace cohort::wrap::win {
@@ -55,6 +57,18 @@ int step_error(WinRecord &w, const WinStep &s, int rc) {
   return rc;
 }
 
+// How long an accumulate-family step may run once a member of the window is dead before it is taken to wait
+// on a lock the dead member held (WinStep::lock_wait_call). NOTE: such a lock is never released, and every
+// later accumulate to that target, by any rank, waits on it; 5 s is far above one accumulate's time (the
+// soak's work_counter makes 6000 MPI_Fetch_and_op on one target in about 1 s at 4 to 8 ranks).
+constexpr double kLockWaitS = 5.0;
+
+double now_s() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 }  // namespace
 
 int run_steps(WinRecord &w, std::vector<WinStep> steps) {
@@ -84,12 +98,21 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
       }
     };
     WinRecord *wp = &w;
+    // (the step the helper was seen on, and since when: for a step waiting on a dead member's lock)
+    auto seen = std::make_shared<std::pair<std::size_t, double>>(b->steps.size(), 0.0);
     auto dead = [b, wp] {
       std::size_t i = b->at.load();
       return i < b->steps.size() && step_dead(*wp, b->steps[i]);
     };
+    std::function<bool()> stalled = [b, wp, seen] {
+      std::size_t i = b->at.load();
+      if (i >= b->steps.size() || b->steps[i].lock_wait_call == nullptr || !wp->made_on->any_member_failed())
+        return false;
+      if (seen->first != i) *seen = {i, now_s()};
+      return now_s() - seen->second > kLockWaitS;
+    };
     bool abandoned = false;
-    guarded(dead, job, &abandoned);
+    guarded(dead, job, &abandoned, &stalled);
     std::vector<std::pair<std::size_t, int>> errors;
     std::size_t stuck = 0;
     {
@@ -105,6 +128,16 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
     if (!abandoned) break;
     w.left_to_mpi = true;
     if (stuck >= b->steps.size()) break;  // (its last step returned as it was abandoned)
+    const WinStep &held = b->steps[stuck];
+    if (held.lock_wait_call != nullptr && !step_dead(w, held)) {
+      // NOTE: the operation may or may not have applied, and every later accumulate to this target would
+      // wait the same way: no result the program could trust, so the job stops with the reason.
+      char what[160];
+      std::snprintf(what, sizeof what,
+                    "target %d has not answered for %.0f s since a member of the window died; MPI waits on a "
+                    "lock at the target that the dead rank held", held.target, kLockWaitS);
+      abort_job(held.lock_wait_call, what);
+    }
     COHORT_LOG_INFO("window synchronisation abandoned: %s died during it (step %zu of %zu)",
                     b->steps[stuck].every_member ? "a member" : "its target", stuck + 1, b->steps.size());
     for (std::size_t i = stuck + 1; i < b->steps.size(); ++i) steps.push_back(std::move(b->steps[i]));

@@ -43,7 +43,8 @@ std::shared_ptr<Helper> g_helper;  // guarded by g_mu; null: start one at the ne
 
 }  // namespace
 
-int guarded(const std::function<bool()> &dead, const std::function<int()> &call, bool *abandoned) {
+int guarded(const std::function<bool()> &dead, const std::function<int()> &call, bool *abandoned,
+            const std::function<bool()> *stalled) {
   std::lock_guard<std::mutex> serial(g_mu);
   *abandoned = false;
   if (!g_helper) {
@@ -60,8 +61,15 @@ int guarded(const std::function<bool()> &dead, const std::function<int()> &call,
   h->cv.notify_one();
   Watch watch;
   watch.broken = dead;
-  WaitResult r = wait_until([&] { return h->done.load(std::memory_order_acquire); }, watch);
-  if (r == WaitResult::completed) return h->rc;
+  bool gave_up = false;
+  WaitResult r = wait_until(
+      [&] {
+        if (h->done.load(std::memory_order_acquire)) return true;
+        gave_up = stalled != nullptr && (*stalled)();
+        return gave_up;
+      },
+      watch);
+  if (r == WaitResult::completed && !gave_up) return h->rc;
   // NOTE: the helper stays inside MPI, perhaps for good; it keeps its mailbox. The next call starts anew.
   g_helper.reset();
   *abandoned = true;

@@ -17,7 +17,9 @@ namespace cohort::wrap::win {
 /// Runs call() on the helper thread and waits for it, polling `dead` (evaluated at the start and each time
 /// the detector's failure epoch changes). Returns call()'s result, or sets *abandoned (true) and returns
 /// MPI_SUCCESS when `dead` became true first: call() may then never return, and everything it uses (the
-/// window) must be left to it.
-int guarded(const std::function<bool()> &dead, const std::function<int()> &call, bool *abandoned);
+/// window) must be left to it. `stalled` (if given) is evaluated at every poll, for a condition that time
+/// alone makes true; it abandons the call as `dead` does.
+int guarded(const std::function<bool()> &dead, const std::function<int()> &call, bool *abandoned,
+            const std::function<bool()> *stalled = nullptr);
 
 }  // namespace cohort::wrap::win

@@ -77,6 +77,11 @@ bool predefined(std::initializer_list<MPI_Datatype> types) {
   return true;
 }
 
+bool accumulate_family(CallId id) {
+  return id == CallId::MPI_Accumulate || id == CallId::MPI_Get_accumulate || id == CallId::MPI_Fetch_and_op ||
+         id == CallId::MPI_Compare_and_swap || id == CallId::MPI_Raccumulate || id == CallId::MPI_Rget_accumulate;
+}
+
 // An RMA call to target: to a dead one the policy; otherwise `post` with the substitute rank.
 // Inside an epoch that covers target, a put or get on predefined datatypes (`deferrable`) is deferred: it is issued by
 // the helper thread at the epoch's next synchronisation (fence, flush, unlock), in the same batch as that
@@ -98,6 +103,7 @@ int rma(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, bool def
   if (sub == MPI_PROC_NULL) return post(sub, w.win);
   bool in_epoch = w.fence_open || w.lock_all || w.locked.count(target) != 0;
   WinStep step = target_step(w, target, sub, post);
+  if (accumulate_family(id)) step.lock_wait_call = info(id).name;
   w.dirty.insert(target);
   int rc = MPI_SUCCESS;
   if (deferrable && in_epoch) {

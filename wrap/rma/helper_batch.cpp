@@ -58,7 +58,7 @@ int step_error(WinRecord &w, const WinStep &s, int rc) {
 }
 
 // How long an accumulate-family step may run once a member of the window is dead before it is taken to wait
-// on a lock the dead member held (WinStep::lock_wait_call). NOTE: such a lock is never released, and every
+// on a lock the dead member held (WinStep::lock_wait). NOTE: such a lock is never released, and every
 // later accumulate to that target, by any rank, waits on it; 5 s is far above one accumulate's time (the
 // soak's work_counter makes 6000 MPI_Fetch_and_op on one target in about 1 s at 4 to 8 ranks).
 constexpr double kLockWaitS = 5.0;
@@ -106,7 +106,7 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
     };
     std::function<bool()> stalled = [b, wp, seen] {
       std::size_t i = b->at.load();
-      if (i >= b->steps.size() || b->steps[i].lock_wait_call == nullptr || !wp->made_on->any_member_failed())
+      if (i >= b->steps.size() || !b->steps[i].lock_wait || !wp->made_on->any_member_failed())
         return false;
       if (seen->first != i) *seen = {i, now_s()};
       return now_s() - seen->second > kLockWaitS;
@@ -129,14 +129,20 @@ int run_steps(WinRecord &w, std::vector<WinStep> steps) {
     w.left_to_mpi = true;
     if (stuck >= b->steps.size()) break;  // (its last step returned as it was abandoned)
     const WinStep &held = b->steps[stuck];
-    if (held.lock_wait_call != nullptr && !step_dead(w, held)) {
+    if (held.lock_wait && !step_dead(w, held)) {
       // NOTE: the operation may or may not have applied, and every later accumulate to this target would
       // wait the same way: no result the program could trust, so the job stops with the reason.
       char what[160];
       std::snprintf(what, sizeof what,
                     "target %d has not answered for %.0f s since a member of the window died; MPI waits on a "
                     "lock at the target that the dead rank held", held.target, kLockWaitS);
-      abort_job(held.lock_wait_call, what);
+      abort_job(held.call, what);
+    }
+    // NOTE: an operation that returns data, abandoned as its target died, wrote nothing the program can use:
+    // the dead target's policy applies, as it does to such a call made after the death.
+    if (held.returns_data && held.call != nullptr && step_dead(w, held)) {
+      int r = dead_target(w, w.handle, false, held.call, held.target);
+      if (r != MPI_SUCCESS && rc == MPI_SUCCESS) rc = r;
     }
     COHORT_LOG_INFO("window synchronisation abandoned: %s died during it (step %zu of %zu)",
                     b->steps[stuck].every_member ? "a member" : "its target", stuck + 1, b->steps.size());

@@ -103,7 +103,9 @@ int rma(WinRecord &w, MPI_Win handle, CallId id, bool send, int target, bool def
   if (sub == MPI_PROC_NULL) return post(sub, w.win);
   bool in_epoch = w.fence_open || w.lock_all || w.locked.count(target) != 0;
   WinStep step = target_step(w, target, sub, post);
-  if (accumulate_family(id)) step.lock_wait_call = info(id).name;
+  step.call = info(id).name;
+  step.returns_data = !send;
+  step.lock_wait = accumulate_family(id);
   w.dirty.insert(target);
   int rc = MPI_SUCCESS;
   if (deferrable && in_epoch) {

@@ -32,9 +32,11 @@ struct WinStep {
   int target = -1;  // a rank of the window's communicator (the program's numbering); -1: every member
   int world = -1;
   bool every_member = false;
-  // An accumulate-family call (its name), whose MPI may wait inside it on a lock at the target that a member
-  // held when it died (Open MPI 4.1's osc/rdma: the target's accumulate lock); null otherwise.
-  const char *lock_wait_call = nullptr;
+  const char *call = nullptr;  // the RMA call of an operation step (its name); null for a synchronisation
+  bool returns_data = false;   // the operation writes the origin's buffer (Get, Fetch_and_op, ...)
+  // An accumulate-family operation, whose MPI may wait inside it on a lock at the target that a member held
+  // when it died (Open MPI 4.1's osc/rdma: the target's accumulate lock).
+  bool lock_wait = false;
   std::function<int(MPI_Win)> run;
 };
 

@@ -159,7 +159,13 @@ class PostState : public nbc::OpState {
 class Launch {
  public:
   explicit Launch(const CallDesc &call) : call_(call) {
-    if (call.request != nullptr) owned_ = std::make_unique<PostState>(true);
+    if (call.request != nullptr) {
+      owned_ = std::make_unique<PostState>(true);
+    } else if (call.defer == nullptr && !call.confirm_now) {
+      // (with a confirmation window, its confirmation also confirms the alias's pending calls: deferred::run)
+      static const deferred::Buffers kConfirmsWindow{deferred::Kind::other};
+      call_.defer = &kConfirmsWindow;
+    }
   }
   PostState &state() { return owned_ ? *owned_ : local_; }
   /// post: captures by value, and the state by reference.
@@ -170,7 +176,7 @@ class Launch {
   }
 
  private:
-  const CallDesc &call_;
+  CallDesc call_;
   PostState local_{false};
   std::unique_ptr<PostState> owned_;
 };

@@ -136,8 +136,8 @@ class CollectiveOp {
     bool all_completed = false;
     if (counts_) {
       // Every survivor completed this call iff the lowest count is past it; a rank that is past it while
-      // others are not has not returned from it (only deferred calls return unconfirmed, and a settled
-      // window precedes this one), so the call is retried by all.
+      // others are not has not returned from it (a call that is not deferred returns confirmed), so the
+      // call is retried by all.
       CompletedSpan span;
       window_ = read_span(code, call_no_ + (completed_ ? 1 : 0), &span, window_size_) ? Window::same_call
                                                                                        : Window::inconsistent;

@@ -60,7 +60,7 @@ int agree_code(MPI_Comm comm, AgreementCode *code, int words, std::vector<int> *
 
 void note_span(State &st, const CompletedSpan &span) {
   std::lock_guard<std::recursive_mutex> lock(st.mu);
-  st.win.recover(span);
+  for (auto &e : st.win.recover(span)) st.held.push_back(std::move(e));
 }
 
 }  // namespace cohort::wrap::deferred

@@ -20,8 +20,11 @@ struct Substitute;
 
 namespace deferred {
 
-enum class Kind { barrier, bcast, reduce, allreduce };
-/// What deferred confirmation (wrap/core/deferred.hpp) needs of a blocking Barrier, Bcast, Reduce or Allreduce.
+/// other: any other blocking collective of wrap/coll, never deferred: its own confirmation confirms the
+/// calls pending before it (deferred::run).
+enum class Kind { barrier, bcast, reduce, allreduce, other };
+/// What deferred confirmation (wrap/core/deferred.hpp) needs of a blocking Barrier, Bcast, Reduce or Allreduce
+/// (Kind::other: nothing).
 struct Buffers {
   Kind kind = Kind::barrier;
   const void *input = nullptr;  ///< Reduce/Allreduce: sendbuf (may be MPI_IN_PLACE); Bcast: the buffer
@@ -69,6 +72,9 @@ struct State {
   std::deque<std::unique_ptr<SentReport>> sent;  ///< reports whose sends may still be active
   std::atomic<bool> counted{false};  ///< counted in g_unsettled (changed under mu; read by settle_all)
   std::uint64_t idle_seen = ~0ULL;  ///< win.completed() at the detector thread's last look (report_idle)
+  /// Logged calls that an agreement of a call that is not deferred (note_span) left to replay as a holder,
+  /// once the substitute is shrunk (deferred::run)
+  std::vector<LogEntryT<Record>> held;
   Watch watch;                       ///< what a call's wait watches: a member of watch_sub failed
   const Substitute *watch_sub = nullptr;  ///< (made again only when the substitute changes: not per call)
 };
@@ -81,7 +87,8 @@ void leave_substitute(State &st);
 /// sets (ranks of comm, ascending). Returns MPI_SUCCESS or the first agreement's error. Collective over comm.
 int agree_code(MPI_Comm comm, AgreementCode *code, int words, std::vector<int> *failed);
 /// A counts-mode agreement of the driver (wrap/core/collective_op.hpp use_counts) read `span` on the
-/// alias whose window is st: the calls in it that this rank has not completed become replays.
+/// alias whose window is st: the calls in it that this rank has not completed become replays; those it
+/// completed in [span.low, completed) go to st.held, to be replayed after the shrink.
 void note_span(State &st, const CompletedSpan &span);
 
 }  // namespace deferred

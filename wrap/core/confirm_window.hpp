@@ -10,7 +10,10 @@
 //     member's full window needs;
 //   - its own request of a later all-to-all call k > j completed (Barrier, Allreduce: no member finishes
 //     before every member entered k, and a member enters k only after its calls < k completed). So a loop
-//     of Allreduces needs no report to confirm: call k + 1 confirms call k.
+//     of Allreduces needs no report to confirm: call k + 1 confirms call k;
+//   - the confirmation of a later call k > j that is not deferred (its barrier, posted by every member
+//     once its own request of k completed): it confirms every call <= k at once (confirmed_through), so a
+//     Gather or Alltoall between deferred calls costs no extra round of reports.
 // (The first version posted a confirming MPI_Ibarrier after every call: a report every W/2 calls costs
 // less, and a report is one-sided, so a rank never waits for the others to post.)
 // Spread: a rank that returned from call k had confirmed every call <= k - W + 1, so every member had
@@ -163,6 +166,15 @@ class ConfirmWindowT {
   }
   /// Calls <= j are confirmed (every member completed them: e.g. a barrier posted after j completed).
   void confirmed(std::uint64_t j) { confirm_below(j + 1); }
+  /// Call j, one that is not deferred (j == completed()), passed its own confirmation here: every member
+  /// completed it, so every member completed the calls before it. Nobody needs this rank's count of them
+  /// (a member that waits for counts has passed j's confirmation too), and the next regular report is
+  /// counted from here, as after an all-to-all call.
+  void confirmed_through(std::uint64_t j) {
+    completed_ = std::max(completed_, j + 1);
+    confirm_below(j + 1);
+    reported_ = entered_ = completed_;
+  }
 
   // ---- Count reports (how the MPI adapter confirms: wrap/core/deferred.hpp) ----
   // Instead of a barrier per call, each rank tells every other member its completed count now and then;

@@ -347,7 +347,7 @@ bool reduce_skips(const CallDesc &call) {
 }
 
 bool deferrable(const Alias &alias, const CallDesc &call, const Buffers &b) {
-  if (window() <= 1) return false;
+  if (window() <= 1 || b.kind == Kind::other) return false;
   if (b.kind == Kind::barrier) return true;
   if (static_cast<long>(type_bytes(b.type, b.count)) > max_bytes() || index_of(types(), b.type) < 0) return false;
   if (b.kind != Kind::bcast && index_of(ops(), b.op) < 0) return false;
@@ -437,6 +437,64 @@ void keep_window(Alias &alias, State &st, const char *call, std::uint64_t j, int
   if (!st.win.settled()) inject::point("confirm.deferred");
 }
 
+// Replays, as a holder, the logged calls that an agreement of run_confirming's call left (State::held), in
+// call order, on the shrunk substitute: the survivors that lack them replay them as their programs reach them.
+void replay_held(Alias &alias, State &st) {
+  std::vector<LogEntryT<Record>> held;
+  held.swap(st.held);  // (a failure during these replays agrees again: note_span may fill it anew)
+  for (auto &e : held) replay(alias, e.call, e.payload, nullptr);
+}
+
+// A blocking collective that is not deferred, on an alias with deferred calls pending: it runs as with W = 1
+// (confirmed before it returns), and its confirmation confirms the pending calls too (every member posts
+// it once its own request completed, so after every call before it). So the pending calls need no settle
+// round of count reports first. On a failure its agreement carries counts (use_counts) as every agreement
+// on the alias does: this rank replays, after the shrink and before a retry, the calls it holds that
+// others miss (note_span), and the calls it misses become replays of its next deferred calls.
+int run_confirming(Alias &alias, const CallDesc &call, PostFn post, State &st) {
+  std::lock_guard<std::recursive_mutex> lock(st.mu);
+  const std::uint64_t j = alias.next_call();
+  if (st.win.completed() < j) st.win.replayed(j - 1);  // (the calls since the last deferred one were confirmed)
+  st.held.clear();
+  // A member at a settle point (before a call on another communicator) may wait for exactly this rank's
+  // count while this call waits for that member: reported once the call has waited kStaleReportUs.
+  struct Stale {
+    Alias &alias;
+    State &st;
+    unsigned polls = 0;
+    std::chrono::steady_clock::time_point since{};
+    void operator()() {
+      if (!st.win.report_stale() || ++polls % 16 != 0) return;
+      const auto now = std::chrono::steady_clock::now();
+      if (polls == 16) {
+        since = now;
+      } else if (now - since > std::chrono::microseconds(kStaleReportUs)) {
+        report(alias, st, false);
+      }
+    }
+  } stale{alias, st};
+  ThreadPollHook poll_hook([&stale] { stale(); });
+  OpAdapter op(alias, call, j);
+  op.end_on_revoke();
+  bool confirmed = false, agreed = false;
+  while (op.next() != OpAction::done) {
+    const OpAction a = op.next();
+    op.step(post, true);
+    if (a == OpAction::agree) agreed = true;
+    if (a == OpAction::poll_confirm && op.next() == OpAction::done) confirmed = true;
+    if (a == OpAction::shrink && !st.held.empty()) replay_held(alias, st);
+  }
+  st.held.clear();
+  const int rc = op.result();
+  if (confirmed) {
+    st.win.confirmed_through(j);
+  } else if (agreed) {
+    st.win.replayed(j);  // (the agreement settled the window: note_span)
+  }
+  mark_settled(st);
+  return rc;
+}
+
 }  // namespace
 
 void shutdown() {
@@ -498,7 +556,17 @@ void settle_before_call() { settle_all(nullptr); }
 int run(Alias &alias, const CallDesc &call, PostFn post) {
   const Buffers &b = *call.defer;
   if (!deferrable(alias, call, b)) {
-    settle_all(nullptr);
+    // Confirmed before it returns. Pending calls of this alias are confirmed with it (run_confirming),
+    // unless its root is already known dead (the policy decides without a round that could confirm them).
+    settle_all(&alias);
+    State *st = alias.has_deferred_state() ? &alias.deferred_state() : nullptr;
+    const Substitute &sub = alias.current();
+    const bool root_dead = call.root >= 0 && call.root < sub.map.alias_size() && sub.map.to_sub(call.root) < 0;
+    if (st != nullptr && !root_dead && window() > 1 && call.shape != Shape::communicator &&
+        !call.creates_communicator) {
+      if (!st->win.settled()) return run_confirming(alias, call, post, *st);
+    }
+    if (st != nullptr) settle(alias);
     return run_numbered(alias, call, post, alias.next_call());
   }
   settle_all(&alias);

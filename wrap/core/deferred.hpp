@@ -60,8 +60,9 @@ void report_idle();
 /// their sends go (MPI_Request_free). Not thread-safe against collectives still running.
 void shutdown();
 
-/// Runs a deferrable blocking collective (call.defer set): deferred when the rules above allow, else
-/// through wrap::run. Returns as wrap::run.
+/// Runs a blocking collective of wrap/coll (call.defer set; Kind::other for those never deferred): deferred
+/// when the rules above allow, else confirmed before it returns, and its confirmation then confirms this
+/// communicator's pending calls too (no settle round of reports first). Returns as wrap::run.
 int run(Alias &alias, const CallDesc &call, PostFn post);
 /// Completes every pending confirmation of alias (recovering on a failure). Collective in effect: returns
 /// once every member completed the calls this rank completed.

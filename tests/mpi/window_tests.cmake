@@ -27,6 +27,23 @@ foreach(w 2 4 15 40 63)
     ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=${w} COHORT_INJECT_FAILURE=rank=1,at=confirm.deferred,hit=7
     COMMAND ${_ww} 40 mixed lag=3)
 endforeach()
+# An Alltoall (never deferred) between deferred calls confirms the calls pending before it by its own
+# confirmation: a rank killed with calls unconfirmed, and survivors at different positions, as above.
+foreach(w 4 15)
+  cohort_mpi_test(wrap.window.w${w}.alltoall_killed_unconfirmed PART wrap NP 4 TIMEOUT 60 PASS 3
+    ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=${w} COHORT_INJECT_FAILURE=rank=1,at=confirm.deferred,hit=5
+    COMMAND ${_ww} 40 mixed_alltoall)
+  cohort_mpi_test(wrap.window.w${w}.alltoall_positions_apart PART wrap NP 4 TIMEOUT 60 PASS 3
+    ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=${w} COHORT_INJECT_FAILURE=rank=1,at=confirm.deferred,hit=7
+    COMMAND ${_ww} 40 mixed_alltoall lag=3)
+  cohort_mpi_test(wrap.window.w${w}.alltoall_killed_in_alltoall PART wrap NP 4 TIMEOUT 60 PASS 3
+    ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=${w} COHORT_INJECT_FAILURE=rank=2,at=alltoall.posted,hit=2
+    COMMAND ${_ww} 40 mixed_alltoall lag=3)
+endforeach()
+foreach(np 2 4)
+  cohort_mpi_test(wrap.window.w8.np${np}.fault_free_mixed_alltoall PART wrap NP ${np} TIMEOUT 60 PASS ${np}
+    ENV ${_ww_hb} COHORT_CONFIRM_WINDOW=8 COMMAND ${_ww} 200 mixed_alltoall)
+endforeach()
 # Wide windows: a Bcast root 30 calls ahead of every receiver when it dies (W = 40); survivors up to W calls
 # apart (rank 3 lags, rank 1 dies after 30 (W = 40) or 50 (W = 63) calls; the log shows e.g. "survivors
 # completed 2 to 40 calls"): their counts span two to four ints of the agreement code.

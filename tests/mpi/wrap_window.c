@@ -4,6 +4,8 @@
  *
  *   wrap_window ITER PATTERN [lag=R[+R...]]
  *     PATTERN mixed: call i is Bcast (root 0), Allreduce, Reduce (root 3) or Barrier by i % 4;
+ *             mixed_alltoall: call i is Barrier, Bcast, Reduce, Alltoall or Allreduce by i % 5 (an
+ *             Alltoall is never deferred: its confirmation confirms the Bcast and Reduce pending before it);
  *             bcast: every call is a Bcast from root 0 (the root runs up to W calls ahead);
  *             allreduce, reduce, barrier: every call is of that kind (fault-free loops: the count
  *             reports that confirm them must reach every rank, also at the settle point after the loop);
@@ -31,7 +33,7 @@ int main(int argc, char **argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  CHECK(argc >= 3, "usage: wrap_window ITER mixed|bcast|allreduce|reduce|barrier [lag=R+R]");
+  CHECK(argc >= 3, "usage: wrap_window ITER mixed|mixed_alltoall|bcast|allreduce|reduce|barrier [lag=R+R]");
   int iter = atoi(argv[1]);
   CHECK(iter > 0 && iter <= MAXITER, "ITER in 1..%d", MAXITER);
   static const char *const kinds[] = {"bcast", "allreduce", "reduce", "barrier"};
@@ -39,14 +41,16 @@ int main(int argc, char **argv) {
   for (int k = 0; k < 4; ++k) {
     if (strcmp(argv[2], kinds[k]) == 0) only = k;
   }
-  CHECK(only >= 0 || strcmp(argv[2], "mixed") == 0, "unknown pattern %s", argv[2]);
+  const int mixed = strcmp(argv[2], "mixed_alltoall") == 0 ? 5 : 4;
+  CHECK(only >= 0 || strcmp(argv[2], "mixed") == 0 || mixed == 5, "unknown pattern %s", argv[2]);
   unsigned lag = argc > 3 && strncmp(argv[3], "lag=", 4) == 0 ? parse_ranks(argv[3] + 4) : 0;
   const int reduce_root = size - 1;
   long long hist[MAXITER];
   int kind[MAXITER];
   for (int i = 0; i < iter; ++i) {
     if (lag & (1u << rank)) usleep(1000);
-    int k = only >= 0 ? only : i % 4;
+    static const int with_alltoall[5] = {3, 0, 2, 4, 1};
+    int k = only >= 0 ? only : mixed == 5 ? with_alltoall[i % 5] : i % 4;
     kind[i] = k;
     long long v = -1;
     int rc = MPI_SUCCESS;
@@ -59,8 +63,14 @@ int main(int argc, char **argv) {
     } else if (k == 2) {
       long long mine = 1LL << rank;
       rc = MPI_Reduce(&mine, &v, 1, MPI_LONG_LONG, MPI_BOR, reduce_root, MPI_COMM_WORLD);
-    } else {
+    } else if (k == 3) {
       rc = MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+      long long out[64], in[64];
+      for (int r = 0; r < size; ++r) out[r] = 1LL << rank, in[r] = 0;
+      rc = MPI_Alltoall(out, 1, MPI_LONG_LONG, in, 1, MPI_LONG_LONG, MPI_COMM_WORLD);
+      v = 0;
+      for (int r = 0; r < size; ++r) v |= in[r];
     }
     CHECK(rc == MPI_SUCCESS, "call %d (kind %d) returned %d", i, k, rc);
     hist[i] = v;
@@ -80,6 +90,9 @@ int main(int argc, char **argv) {
     } else if (kind[i] == 1) {
       CHECK((v & survivors) == survivors && (v >> size) == 0, "Allreduce %d: contributors %#llx, survivors %#llx", i,
             v, survivors);
+    } else if (kind[i] == 4) {
+      CHECK((v & survivors) == survivors && (v >> size) == 0, "Alltoall %d: senders %#llx, survivors %#llx", i, v,
+            survivors);
     } else if (kind[i] == 2 && rank == reduce_root) {
       CHECK((v & survivors) == survivors && (v >> size) == 0, "Reduce %d: contributors %#llx, survivors %#llx", i, v,
             survivors);

@@ -442,6 +442,8 @@ void keep_window(Alias &alias, State &st, const char *call, std::uint64_t j, int
 void replay_held(Alias &alias, State &st) {
   std::vector<LogEntryT<Record>> held;
   held.swap(st.held);  // (a failure during these replays agrees again: note_span may fill it anew)
+  COHORT_LOG_INFO("replaying %zu calls from %llu that other survivors miss", held.size(),
+                  static_cast<unsigned long long>(held.front().call));
   for (auto &e : held) replay(alias, e.call, e.payload, nullptr);
 }
 

@@ -158,25 +158,28 @@ class PostState : public nbc::OpState {
 // request is call.request (nbc::start), which then owns the PostState and the post lambda.
 class Launch {
  public:
+  /// call: read when run() runs (the wrapper sets its CallDesc::small after making the Launch).
   explicit Launch(const CallDesc &call) : call_(call) {
-    if (call.request != nullptr) {
-      owned_ = std::make_unique<PostState>(true);
-    } else if (call.defer == nullptr && !call.confirm_now) {
-      // (with a confirmation window, its confirmation also confirms the alias's pending calls: deferred::run)
-      static const deferred::Buffers kConfirmsWindow{deferred::Kind::other};
-      call_.defer = &kConfirmsWindow;
-    }
+    if (call.request != nullptr) owned_ = std::make_unique<PostState>(true);
   }
   PostState &state() { return owned_ ? *owned_ : local_; }
   /// post: captures by value, and the state by reference.
   template <typename F>
   int run(Alias &alias, F &&post) {
-    if (!owned_) return cohort::wrap::run(alias, call_, post);
+    if (!owned_) {
+      if (call_.defer != nullptr || call_.confirm_now || deferred::window() <= 1)
+        return cohort::wrap::run(alias, call_, post);
+      // With a confirmation window, its confirmation also confirms the alias's pending calls (deferred::run).
+      static const deferred::Buffers kConfirmsWindow{deferred::Kind::other};
+      CallDesc c = call_;
+      c.defer = &kConfirmsWindow;
+      return cohort::wrap::run(alias, c, post);
+    }
     return nbc::start(alias, call_, std::move(owned_), nbc::OwnedPostFn(std::forward<F>(post)));
   }
 
  private:
-  CallDesc call_;
+  const CallDesc &call_;
   PostState local_{false};
   std::unique_ptr<PostState> owned_;
 };

@@ -38,6 +38,24 @@ TEST(ConfirmWindow, AnAllToAllCallConfirmsTheCallsBeforeIt) {
   ASSERT_NE(w.logged(2), nullptr);
 }
 
+// A call that is not deferred (a Gather) passed its own confirmation: the calls before it are confirmed,
+// their log dropped, and no count report is due or stale (every member passed the same confirmation).
+TEST(ConfirmWindow, AConfirmedCallThatIsNotDeferredConfirmsThePendingOnes) {
+  ConfirmWindow w(8);
+  w.completed(0, false);  // a Bcast
+  w.log(0, {1});
+  w.completed(1, true);  // a Barrier: confirms call 0, leaves itself pending
+  w.log(1, {});
+  EXPECT_FALSE(w.settled());
+  w.confirmed_through(2);  // the Gather, call 2
+  EXPECT_EQ(w.completed(), 3u);
+  EXPECT_EQ(w.confirmed(), 3u);
+  EXPECT_TRUE(w.settled());
+  EXPECT_FALSE(w.report_stale());
+  EXPECT_FALSE(w.report_due());
+  EXPECT_EQ(w.log_entries(), 0u);
+}
+
 TEST(ConfirmWindow, TheWindowFillsAndABarrierEmptiesIt) {
   ConfirmWindow w(2);
   w.completed(0, false);

@@ -90,7 +90,7 @@ function(replica_sdc_test name)
 endfunction()
 # No injection: 0 reports with COHORT_SDC=hash and full, the output as with COHORT_SDC=off.
 replica_sdc_test(replica.sdc_clean NP 2 REPLICAS 2 TIMEOUT 120 ARGS --case clean)
-replica_sdc_test(replica.sdc_warn NP 2 REPLICAS 2 TIMEOUT 180 ARGS --case warn --jobs 4 --flips 40 --sends 40 --seed 7)
+replica_sdc_test(replica.sdc_warn NP 2 REPLICAS 2 TIMEOUT 180 ARGS --case warn --jobs 5 --flips 40 --sends 40 --seed 7)
 replica_sdc_test(replica.sdc_abort NP 2 REPLICAS 2 TIMEOUT 180 ARGS --case abort --jobs 4 --sends 40 --seed 11)
 if(NOT COHORT_MPI_NAME STREQUAL "mpich")
   replica_sdc_test(replica.sdc_fence NP 2 REPLICAS 3 TIMEOUT 240 ARGS --case fence --jobs 6 --sends 40 --seed 13)

@@ -50,6 +50,11 @@ struct State {
   long long sends = 0;       // logical messages this replica sent
   int call = -1;             // the program's current call
   std::vector<long long> announce;  // flips made in the message going out now, for sent()'s lines
+  // A where=memory flip: the packed bytes' hash and the bit, until the message made of them goes out (or
+  // another does: the buffer fed a computation, e.g. a reduction's own contribution, not a message).
+  bool memory_flip = false;
+  std::uint64_t memory_hash = 0;
+  long long memory_bit = -1;
   std::map<sdc::Key, int> calls;  // pending keys -> the call that made the message
   std::string deferred_abort;     // a twin's report under abort, until it leads
   std::vector<sdc::Verdict> verdicts;
@@ -174,7 +179,9 @@ void packed(const void *buf, int count, MPI_Datatype type, Bytes *packed) {
   for (Armed &a : g.armed) {
     if (a.done || !a.spec.in_memory || a.spec.send > g.sends + 1) continue;
     a.done = true;
-    g.announce.push_back(sdc::flip_bit(packed->data(), packed->size(), static_cast<std::uint64_t>(a.spec.bit)));
+    g.memory_bit = sdc::flip_bit(packed->data(), packed->size(), static_cast<std::uint64_t>(a.spec.bit));
+    g.memory_hash = sdc::hash_bytes(packed->data(), packed->size());
+    g.memory_flip = true;
     // NOTE: the flip stays in the program's memory: unpacking writes the bytes its type map means, the
     // flipped one included, and nothing else.
     int pos = 0;
@@ -188,6 +195,17 @@ const Bytes &outgoing(const Bytes &payload, Bytes *scratch, std::uint64_t *diges
   ++g.sends;
   *call = g.call;
   const Bytes *p = &payload;
+  if (g.memory_flip) {
+    g.memory_flip = false;
+    if (sdc::hash_bytes(payload.data(), payload.size()) == g.memory_hash) {
+      g.announce.push_back(g.memory_bit);
+    } else if (log::enabled(log::Level::warn)) {
+      line_to_stderr("inject: flipped bit " + std::to_string(g.memory_bit) + " of a buffer of the program (where=memory) "
+                     "that feeds its computation, not a message as it is, replica " +
+                     std::to_string(g.placement->replica(g.self)) + "'s send " + std::to_string(g.sends) +
+                     " (COHORT_INJECT_SDC)");
+    }
+  }
   for (Armed &a : g.armed) {
     // NOTE: an empty message has no bit to flip: the flip goes to the replica's next non-empty one.
     if (a.done || a.spec.in_memory || a.spec.send > g.sends || payload.empty()) continue;

@@ -98,3 +98,12 @@ else()
   # (MPICH: at most 4 processes here, so r = 3 runs one logical rank; its messages go to itself)
   replica_sdc_test(replica.sdc_fence NP 1 REPLICAS 3 TIMEOUT 240 ARGS --case fence --jobs 6 --sends 30 --seed 13)
 endif()
+# An invalid SDC setting stops MPI_Init with one line naming it, exit code 2.
+cohort_mpi_test(replica.sdc_invalid_policy PART replica NP 2 TIMEOUT 60 EXIT 2 RUN_ARGS --replicas 2
+  ENV ${_repl_env} COHORT_ON_SDC=never
+  EXPECT "invalid COHORT_ON_SDC='never' \\(expected abort or warn\\)$"
+  COMMAND $<TARGET_FILE:replica_sdc> 2)
+cohort_mpi_test(replica.sdc_invalid_injection PART replica NP 2 TIMEOUT 60 EXIT 2 RUN_ARGS --replicas 2
+  ENV ${_repl_env} COHORT_INJECT_SDC=rank=2,replica=0,send=1
+  EXPECT "invalid COHORT_INJECT_SDC='rank=2,replica=0,send=1': rank 2 is out of range: the job has 2 logical ranks \\(0..1\\)$"
+  COMMAND $<TARGET_FILE:replica_sdc> 2)

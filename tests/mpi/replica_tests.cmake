@@ -94,6 +94,8 @@ replica_sdc_test(replica.sdc_warn NP 2 REPLICAS 2 TIMEOUT 180 ARGS --case warn -
 replica_sdc_test(replica.sdc_abort NP 2 REPLICAS 2 TIMEOUT 180 ARGS --case abort --jobs 4 --sends 40 --seed 11)
 if(NOT COHORT_MPI_NAME STREQUAL "mpich")
   replica_sdc_test(replica.sdc_fence NP 2 REPLICAS 3 TIMEOUT 240 ARGS --case fence --jobs 6 --sends 40 --seed 13)
+  # N = 4 logical ranks x 3 replicas (12 processes): messages between lanes of four ranks
+  replica_sdc_test(replica.sdc_fence_n4 NP 4 REPLICAS 3 TIMEOUT 240 ARGS --case fence --jobs 4 --sends 40 --seed 17)
 else()
   # (MPICH: at most 4 processes here, so r = 3 runs one logical rank; its messages go to itself)
   replica_sdc_test(replica.sdc_fence NP 1 REPLICAS 3 TIMEOUT 240 ARGS --case fence --jobs 6 --sends 30 --seed 13)

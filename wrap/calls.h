@@ -35,7 +35,7 @@ int PMPI_Session_finalize(MPI_Session *session) __attribute__((weak));
 #define COHORT_WEAK_blocking(name, params)
 #define COHORT_WEAK_nonblocking(name, params)
 #define COHORT_WEAK_persistent(name, params) int P##name params __attribute__((weak));
-#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter) \
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter, result) \
   COHORT_WEAK_##completion(name, params)
 #include "wrap/calls.def"
 #undef COHORT_CALL
@@ -44,9 +44,9 @@ int PMPI_Session_finalize(MPI_Session *session) __attribute__((weak));
 #undef COHORT_WEAK_nonblocking
 #undef COHORT_WEAK_persistent
 #endif
-#define COHORT_CALL(name, cls, params, args, note, ...) \
-  int __wrap_##name params;                             \
-  int __real_##name params;
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter, result) \
+  result __wrap_##name params;                                                                              \
+  result __real_##name params;
 #include "wrap/calls.def"
 #undef COHORT_CALL
 // ULFM's API (COHORT_MPIX rows; wrap/ulfm/ulfm_api.cpp defines them, except in the ulfm build).
@@ -95,7 +95,7 @@ constexpr Policy policy(std::string_view p) { return p == "skip" ? Policy::skip 
 
 // NOTE: #cls stringizes `one-to-all` as written (no spaces), so the class is compared as text.
 inline constexpr CallInfo kCallInfo[] = {
-#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter) \
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter, result) \
   {#name,                                                                                       \
    calls_detail::shape(#cls),                                                                   \
    std::string_view(#root) != "none",                                                           \

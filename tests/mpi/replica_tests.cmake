@@ -109,3 +109,14 @@ cohort_mpi_test(replica.sdc_invalid_injection PART replica NP 2 TIMEOUT 60 EXIT 
   ENV ${_repl_env} COHORT_INJECT_SDC=rank=2,replica=0,send=1
   EXPECT "invalid COHORT_INJECT_SDC='rank=2,replica=0,send=1': rank 2 is out of range: the job has 2 logical ranks \\(0..1\\)$"
   COMMAND $<TARGET_FILE:replica_sdc> 2)
+# MPI_Wtime decided by the leader (wrap/replica/wtime.cpp): replica_wtime steps until 1 s passed by the
+# times it reads, then rank 0 collects the step counts; every replica of a rank must take the same steps
+# (tests/mpi/replica_wtime.sh). Killed: the leader of logical rank 1 once its 8th time was decided (its
+# twin may or may not have had the commit), the twin of rank 1 at its 12th, and rank 0, the printer, at
+# its 16th. (Each time is a round trip between replicas: 4 processes on 2 cores take some 60 steps.)
+cohort_test_program(replica_wtime replica_wtime.c)
+add_test(NAME replica.wtime COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/replica_wtime.sh --mpi ${COHORT_MPI_NAME} --np 2
+  --replicas 2 --timeout 60 ${_repl_envs}
+  --kill rank=1,at=wtime.posted,hit=8 --kill rank=3,at=wtime.posted,hit=12 --kill rank=0,at=wtime.posted,hit=16
+  -- $<TARGET_FILE:replica_wtime> 1.0)
+set_tests_properties(replica.wtime PROPERTIES LABELS "mpi;replica" TIMEOUT 330 ENVIRONMENT "COHORT_RUN=${COHORT_RUN}")

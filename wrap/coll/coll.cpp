@@ -728,7 +728,7 @@ using namespace cohort::wrap;  // NOLINT: the generated extern "C" entry points 
     }                                                                                              \
     return coll::post_##name(*a, describe(CallId::name, COHORT_ROOT_##root), COHORT_UNPAREN args); \
   }
-#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter) \
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter, result) \
   COHORT_ENTRY_##entry(name, params, args, root)
 #include "wrap/calls.def"
 #undef COHORT_CALL

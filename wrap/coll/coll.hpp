@@ -18,7 +18,7 @@ namespace cohort::wrap::coll {
 #define COHORT_POST_DECL_own(name, params)
 #define COHORT_POST_DECL_driver(name, params) \
   int post_##name(Alias &alias, const CallDesc &call, COHORT_UNPAREN params);
-#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter) \
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter, result) \
   COHORT_POST_DECL_##entry(name, params)
 #include "wrap/calls.def"
 #undef COHORT_CALL

@@ -449,7 +449,10 @@ int free_alias(MPI_Comm *comm) {
 
 extern "C" int __wrap_MPI_Comm_free(MPI_Comm *comm) {
   count_call(CallId::MPI_Comm_free);
-  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_free(comm);
+  if (cohort::wrap::replica::on()) {
+    if (comm != nullptr) forget_topology(*comm);
+    return cohort::wrap::replica::comm_free(comm);
+  }
   if (comm == nullptr) return PMPI_Comm_free(comm);
   return free_alias(comm);
 }
@@ -458,7 +461,10 @@ extern "C" int __wrap_MPI_Comm_free(MPI_Comm *comm) {
 // (which never waits on a dead rank), then as MPI_Comm_free.
 extern "C" int __wrap_MPI_Comm_disconnect(MPI_Comm *comm) {
   count_call(CallId::MPI_Comm_disconnect);
-  if (cohort::wrap::replica::on()) return cohort::wrap::replica::comm_disconnect(comm);
+  if (cohort::wrap::replica::on()) {
+    if (comm != nullptr) forget_topology(*comm);
+    return cohort::wrap::replica::comm_disconnect(comm);
+  }
   Alias *a = comm == nullptr || *comm == MPI_COMM_WORLD ? nullptr : find_alias(*comm);
   int rc = MPI_SUCCESS;
   if (a == nullptr && (comm == nullptr || !intercomm_barrier(*comm, &rc))) return PMPI_Comm_disconnect(comm);

@@ -598,6 +598,7 @@ class Engine {
 
 Engine *g_engine = nullptr;
 int g_replicas = 1;
+bool g_finished = false;  // finish() ran: the wire is quiet, no more decisions
 
 // ---- requests: handles of cohort's own, never passed to MPI ----
 std::map<std::uintptr_t, Request> g_requests;
@@ -828,7 +829,9 @@ void start() {
 }
 
 void finish() {
-  if (g_engine != nullptr) g_engine->finish();
+  if (g_engine == nullptr) return;
+  g_engine->finish();
+  g_finished = true;
 }
 
 void deaths_at_exit() {
@@ -851,6 +854,12 @@ int failed_logical(int *ranks, int max) {
 }
 
 int failed_logical_count() { return static_cast<int>(g_engine->lost_logical().size()); }
+
+bool decide(std::int64_t candidate, std::int64_t *outcome) {
+  if (g_engine == nullptr || g_finished) return false;
+  *outcome = g_engine->decide(candidate);
+  return true;
+}
 
 // ---- the calls ----
 
@@ -1387,6 +1396,7 @@ int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI
 
 int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   comm_of(comm, "MPI_Allreduce");
+  inject::point(posted_hook(CallId::MPI_Allreduce));
   reduce(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf, count, type, op, 0, comm);
   return bcast(recvbuf, count, type, 0, comm);
 }
@@ -1433,6 +1443,274 @@ int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *r
     gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0, comm);
   }
   return bcast(recvbuf, recvcount * n, recvtype, 0, comm);
+}
+
+// ---- the other blocking collectives: linear schedules of the same kind (MPI 4.0, 6.5-6.11) ----
+
+namespace {
+
+// Byte address of element `disp` (in extents of type) of buf.
+char *at(void *buf, MPI_Aint disp, MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(type, &lb, &extent);
+  return static_cast<char *>(buf) + disp * extent;
+}
+const char *at(const void *buf, MPI_Aint disp, MPI_Datatype type) {
+  return at(const_cast<void *>(buf), disp, type);
+}
+
+// A buffer for count elements of type, as MPI lays them out (its lower bound honoured).
+struct TypedBuffer {
+  std::vector<unsigned char> bytes;
+  MPI_Aint lb = 0;
+  TypedBuffer(int count, MPI_Datatype type) {
+    MPI_Aint extent = 0, true_lb = 0, true_extent = 0;
+    PMPI_Type_get_extent(type, &lb, &extent);
+    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    const MPI_Aint span = count > 0 ? extent * (count - 1) + true_extent + (true_lb - lb) : 0;
+    bytes.resize(static_cast<std::size_t>(span > 0 ? span : 0));
+  }
+  void *data() { return bytes.data() - lb; }
+};
+
+// Several packed parts as one message: each part's length (8 bytes), then its bytes.
+Bytes join(const std::vector<Bytes> &parts) {
+  std::size_t total = 0;
+  for (const Bytes &b : parts) total += sizeof(std::uint64_t) + b.size();
+  Bytes out;
+  out.reserve(total);
+  for (const Bytes &b : parts) {
+    const std::uint64_t n = b.size();
+    const auto *p = reinterpret_cast<const unsigned char *>(&n);
+    out.insert(out.end(), p, p + sizeof n);
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  return out;
+}
+
+std::vector<Bytes> split_parts(const Bytes &whole, int n, const char *call) {
+  std::vector<Bytes> parts;
+  std::size_t pos = 0;
+  for (int i = 0; i < n; ++i) {
+    std::uint64_t len = 0;
+    if (whole.size() - pos < sizeof len) break;
+    std::memcpy(&len, whole.data() + pos, sizeof len);
+    pos += sizeof len;
+    if (whole.size() - pos < len) break;
+    parts.emplace_back(whole.begin() + static_cast<std::ptrdiff_t>(pos),
+                       whole.begin() + static_cast<std::ptrdiff_t>(pos + len));
+    pos += len;
+  }
+  if (static_cast<int>(parts.size()) != n || pos != whole.size())
+    log::fatal(1, "%s: a malformed message from the root under replication (%zu bytes, %d parts expected); stopping",
+               call, whole.size(), n);
+  return parts;
+}
+
+// Every member's part gathered to communicator rank 0 and the whole sent back to each (Allgatherv's and
+// Alltoall's staging); `mine` is this rank's part. Returns the parts in rank order.
+std::vector<Bytes> all_parts(const std::shared_ptr<const LogicalComm> &c, Bytes mine, const char *call) {
+  const int me = c->rank, n = c->size();
+  if (me != 0) {
+    coll_send(*c, 0, mine);
+    return split_parts(coll_recv(c, 0), n, call);
+  }
+  std::vector<Bytes> parts(static_cast<std::size_t>(n));
+  parts[0] = std::move(mine);
+  for (int i = 1; i < n; ++i) parts[static_cast<std::size_t>(i)] = coll_recv(c, i);
+  Bytes whole = join(parts);
+  for (int i = 1; i < n; ++i) coll_send(*c, i, whole);
+  return parts;
+}
+
+// The contributions of a reduction, in rank order, combined at communicator rank 0 into out (count
+// elements of type): Reduce's schedule with a caller's buffer.
+void reduce_to_zero(const std::shared_ptr<const LogicalComm> &c, const void *in, void *out, int count,
+                    MPI_Datatype type, MPI_Op op) {
+  const int me = c->rank, n = c->size();
+  if (me != 0) {
+    coll_send(*c, 0, pack(in, count, type));
+    return;
+  }
+  std::vector<Bytes> parts(static_cast<std::size_t>(n));
+  parts[0] = pack(in, count, type);
+  for (int i = 1; i < n; ++i) parts[static_cast<std::size_t>(i)] = coll_recv(c, i);
+  combine(parts, out, count, type, op);
+}
+
+}  // namespace
+
+int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+            const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  auto c = comm_of(comm, "MPI_Gatherv");
+  world_of(*c, root, "root", "MPI_Gatherv");
+  inject::point(posted_hook(CallId::MPI_Gatherv));
+  const int me = c->rank, n = c->size();
+  if (me != root) {
+    coll_send(*c, root, pack(sendbuf, sendcount, sendtype));
+    return MPI_SUCCESS;
+  }
+  for (int i = 0; i < n; ++i) {
+    char *slot = at(recvbuf, displs[i], recvtype);
+    if (i == root) {
+      if (sendbuf != MPI_IN_PLACE) unpack(pack(sendbuf, sendcount, sendtype), slot, recvcounts[i], recvtype);
+    } else {
+      unpack(coll_recv(c, i), slot, recvcounts[i], recvtype);
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+            MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  auto c = comm_of(comm, "MPI_Scatter");
+  world_of(*c, root, "root", "MPI_Scatter");
+  inject::point(posted_hook(CallId::MPI_Scatter));
+  const int me = c->rank, n = c->size();
+  if (me != root) {
+    unpack(coll_recv(c, root), recvbuf, recvcount, recvtype);
+    return MPI_SUCCESS;
+  }
+  for (int i = 0; i < n; ++i) {
+    const char *block = at(sendbuf, static_cast<MPI_Aint>(i) * sendcount, sendtype);
+    if (i != root) coll_send(*c, i, pack(block, sendcount, sendtype));
+    else if (recvbuf != MPI_IN_PLACE) unpack(pack(block, sendcount, sendtype), recvbuf, recvcount, recvtype);
+  }
+  return MPI_SUCCESS;
+}
+
+int scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  auto c = comm_of(comm, "MPI_Scatterv");
+  world_of(*c, root, "root", "MPI_Scatterv");
+  inject::point(posted_hook(CallId::MPI_Scatterv));
+  const int me = c->rank, n = c->size();
+  if (me != root) {
+    unpack(coll_recv(c, root), recvbuf, recvcount, recvtype);
+    return MPI_SUCCESS;
+  }
+  for (int i = 0; i < n; ++i) {
+    const char *block = at(sendbuf, displs[i], sendtype);
+    if (i != root) coll_send(*c, i, pack(block, sendcounts[i], sendtype));
+    else if (recvbuf != MPI_IN_PLACE) unpack(pack(block, sendcounts[i], sendtype), recvbuf, recvcount, recvtype);
+  }
+  return MPI_SUCCESS;
+}
+
+int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+               const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  auto c = comm_of(comm, "MPI_Allgatherv");
+  inject::point(posted_hook(CallId::MPI_Allgatherv));
+  const int me = c->rank, n = c->size();
+  Bytes mine = sendbuf == MPI_IN_PLACE ? pack(at(recvbuf, displs[me], recvtype), recvcounts[me], recvtype)
+                                       : pack(sendbuf, sendcount, sendtype);
+  std::vector<Bytes> parts = all_parts(c, std::move(mine), "MPI_Allgatherv");
+  for (int i = 0; i < n; ++i)
+    unpack(parts[static_cast<std::size_t>(i)], at(recvbuf, displs[i], recvtype), recvcounts[i], recvtype);
+  return MPI_SUCCESS;
+}
+
+namespace {
+
+// Alltoall's and Alltoallv's exchange: block i of this rank goes to rank i (sent first: a send completes
+// once cohort holds its copies), then block i of the result comes from rank i. `out` packs the block for
+// rank i, `in` unpacks the one from rank i.
+template <class Out, class In>
+void exchange_blocks(const std::shared_ptr<const LogicalComm> &c, Out out, In in) {
+  const int me = c->rank, n = c->size();
+  std::vector<Bytes> blocks(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) blocks[static_cast<std::size_t>(i)] = out(i);  // (all read before any is written: MPI_IN_PLACE)
+  for (int i = 0; i < n; ++i)
+    if (i != me) coll_send(*c, i, blocks[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < n; ++i) in(i, i == me ? blocks[static_cast<std::size_t>(i)] : coll_recv(c, i));
+}
+
+}  // namespace
+
+int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm) {
+  auto c = comm_of(comm, "MPI_Alltoall");
+  inject::point(posted_hook(CallId::MPI_Alltoall));
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  exchange_blocks(
+      c,
+      [&](int i) {
+        return in_place ? pack(at(recvbuf, static_cast<MPI_Aint>(i) * recvcount, recvtype), recvcount, recvtype)
+                        : pack(at(sendbuf, static_cast<MPI_Aint>(i) * sendcount, sendtype), sendcount, sendtype);
+      },
+      [&](int i, const Bytes &b) {
+        unpack(b, at(recvbuf, static_cast<MPI_Aint>(i) * recvcount, recvtype), recvcount, recvtype);
+      });
+  return MPI_SUCCESS;
+}
+
+int alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  auto c = comm_of(comm, "MPI_Alltoallv");
+  inject::point(posted_hook(CallId::MPI_Alltoallv));
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  exchange_blocks(
+      c,
+      [&](int i) {
+        return in_place ? pack(at(recvbuf, rdispls[i], recvtype), recvcounts[i], recvtype)
+                        : pack(at(sendbuf, sdispls[i], sendtype), sendcounts[i], sendtype);
+      },
+      [&](int i, const Bytes &b) { unpack(b, at(recvbuf, rdispls[i], recvtype), recvcounts[i], recvtype); });
+  return MPI_SUCCESS;
+}
+
+int reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm, CallId id) {
+  const char *call = info(id).name;
+  auto c = comm_of(comm, call);
+  inject::point(posted_hook(id));
+  const int me = c->rank, n = c->size();
+  std::vector<int> displs(static_cast<std::size_t>(n));
+  int total = 0;
+  for (int i = 0; i < n; ++i) {
+    displs[static_cast<std::size_t>(i)] = total;
+    total += recvcounts[i];
+  }
+  // MPI_IN_PLACE: the whole input is in recvbuf (MPI 4.0, 6.10.1).
+  const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  TypedBuffer whole(me == 0 ? total : 0, type);
+  reduce_to_zero(c, in, whole.data(), total, type, op);
+  if (me != 0) {
+    unpack(coll_recv(c, 0), recvbuf, recvcounts[me], type);
+    return MPI_SUCCESS;
+  }
+  for (int i = 1; i < n; ++i)
+    coll_send(*c, i, pack(at(whole.data(), displs[static_cast<std::size_t>(i)], type), recvcounts[i], type));
+  unpack(pack(whole.data(), recvcounts[0], type), recvbuf, recvcounts[0], type);
+  return MPI_SUCCESS;
+}
+
+int reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm) {
+  const int n = comm_of(comm, "MPI_Reduce_scatter_block")->size();
+  std::vector<int> counts(static_cast<std::size_t>(n), recvcount);
+  return reduce_scatter(sendbuf, recvbuf, counts.data(), type, op, comm, CallId::MPI_Reduce_scatter_block);
+}
+
+// Scan and Exscan: a chain in rank order, rank i receiving the prefix c0 op ... op c(i-1) from rank i-1
+// and sending the prefix through its own contribution to rank i+1 (MPI 4.0, 6.11); the operation applied
+// as in_prefix op mine, so a non-commutative one keeps the rank order.
+int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, bool exclusive) {
+  const CallId id = exclusive ? CallId::MPI_Exscan : CallId::MPI_Scan;
+  auto c = comm_of(comm, info(id).name);
+  inject::point(posted_hook(id));
+  const int me = c->rank, n = c->size();
+  TypedBuffer mine(count, type);
+  unpack(pack(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type), mine.data(), count, type);
+  if (me > 0) {
+    TypedBuffer prefix(count, type);
+    unpack(coll_recv(c, me - 1), prefix.data(), count, type);
+    if (exclusive) unpack(pack(prefix.data(), count, type), recvbuf, count, type);
+    PMPI_Reduce_local(prefix.data(), mine.data(), count, type, op);
+  }
+  if (me + 1 < n) coll_send(*c, me + 1, pack(mine.data(), count, type));
+  if (!exclusive) unpack(pack(mine.data(), count, type), recvbuf, count, type);
+  return MPI_SUCCESS;
 }
 
 // ---- communicator calls made of the ones above ----

@@ -21,6 +21,8 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstdint>
+
 #include "wrap/calls.h"
 
 namespace cohort::wrap::replica {
@@ -45,6 +47,13 @@ bool handles(CallId id);
 /// Logical ranks with no live replica left, in the order they were lost (the C API's failed ranks).
 int failed_logical(int *ranks, int max);
 int failed_logical_count();
+
+/// One decision event of the program: every replica's *outcome is the leader's candidate (the protocol's
+/// two phases and takeover rule). False, and nothing decided, outside replication's run (after finish()).
+bool decide(std::int64_t candidate, std::int64_t *outcome);
+/// MPI_Wtime, MPI_Wtick: the leader's values (wtime.cpp).
+double wtime();
+double wtick();
 
 int comm_rank(MPI_Comm comm, int *rank);
 int comm_size(MPI_Comm comm, int *size);
@@ -90,6 +99,25 @@ int gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
            MPI_Datatype recvtype, int root, MPI_Comm comm);
 int allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
               MPI_Datatype recvtype, MPI_Comm comm);
+int gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+            const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm);
+int scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+            MPI_Datatype recvtype, int root, MPI_Comm comm);
+int scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+               const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+int alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm);
+int alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+/// MPI_Reduce_scatter (id) or MPI_Reduce_scatter_block's schedule: a reduction to rank 0, then a scatter.
+int reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm, CallId id);
+int reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm);
+/// MPI_Scan, or MPI_Exscan when exclusive.
+int scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, bool exclusive);
 
 /// The collectives' entry points (generated from wrap/calls.def, wrap/coll/coll.cpp) hand their call
 /// here; only the calls handles() lets through reach it, matched by their parameter lists.
@@ -109,18 +137,52 @@ inline int collective(CallId id, const void *sendbuf, void *recvbuf, int count, 
 }
 inline int collective(CallId id, const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                       MPI_Comm comm) {
-  if (id != CallId::MPI_Allreduce) stop_unsupported(info(id).name);
-  return allreduce(sendbuf, recvbuf, count, type, op, comm);
+  switch (id) {
+    case CallId::MPI_Allreduce: return allreduce(sendbuf, recvbuf, count, type, op, comm);
+    case CallId::MPI_Reduce_scatter_block: return reduce_scatter_block(sendbuf, recvbuf, count, type, op, comm);
+    case CallId::MPI_Scan: return scan(sendbuf, recvbuf, count, type, op, comm, false);
+    case CallId::MPI_Exscan: return scan(sendbuf, recvbuf, count, type, op, comm, true);
+    default: stop_unsupported(info(id).name);
+  }
 }
 inline int collective(CallId id, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (id == CallId::MPI_Scatter) return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   if (id != CallId::MPI_Gather) stop_unsupported(info(id).name);
   return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 inline int collective(CallId id, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (id == CallId::MPI_Alltoall) return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   if (id != CallId::MPI_Allgather) stop_unsupported(info(id).name);
   return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+inline int collective(CallId id, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (id != CallId::MPI_Gatherv) stop_unsupported(info(id).name);
+  return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+}
+inline int collective(CallId id, const void *sendbuf, const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm) {
+  if (id != CallId::MPI_Scatterv) stop_unsupported(info(id).name);
+  return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+inline int collective(CallId id, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (id != CallId::MPI_Allgatherv) stop_unsupported(info(id).name);
+  return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+inline int collective(CallId id, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                      MPI_Datatype recvtype, MPI_Comm comm) {
+  if (id != CallId::MPI_Alltoallv) stop_unsupported(info(id).name);
+  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+inline int collective(CallId id, const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type,
+                      MPI_Op op, MPI_Comm comm) {
+  if (id != CallId::MPI_Reduce_scatter) stop_unsupported(info(id).name);
+  return reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, id);
 }
 /// Any other collective: check_call stopped it before its entry point got here.
 template <class... Args>

@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kHandled[] = {
     // start and stop, local queries
     "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort", "MPI_Comm_rank", "MPI_Comm_size",
-    "MPI_Error_class", "MPI_Error_string", "MPI_Comm_get_attr", "MPI_Reduce_local",
+    "MPI_Error_class", "MPI_Error_string", "MPI_Comm_get_attr", "MPI_Reduce_local", "MPI_Wtime", "MPI_Wtick",
     // point-to-point and requests
     "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall", "MPI_Waitany",
     "MPI_Test", "MPI_Testany", "MPI_Testall", "MPI_Waitsome", "MPI_Testsome", "MPI_Ssend", "MPI_Issend", "MPI_Rsend", "MPI_Bsend", "MPI_Irsend",
@@ -27,6 +27,11 @@ constexpr std::string_view kHandled[] = {
     "MPI_Comm_disconnect",
     // collectives
     "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
+    "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
+    "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan",
+    // Cartesian topologies (wrap/topo/process_topology.cpp: the grid kept by cohort over a logical communicator)
+    "MPI_Cart_create", "MPI_Cart_sub", "MPI_Cart_coords", "MPI_Cart_rank", "MPI_Cart_shift", "MPI_Cart_get",
+    "MPI_Cartdim_get", "MPI_Topo_test",
 };
 
 constexpr bool handled(std::string_view name) {

@@ -40,9 +40,9 @@ constexpr bool any_depth(std::string_view name) { return name == "MPI_Error_clas
 
 extern "C" {
 
-// MPI_X: the program's (or another library's) call. Extra trailing columns of calls.def are ignored.
-#define COHORT_CALL(name, cls, params, args, ...)             \
-  COHORT_EXPORT int name params {                             \
+// MPI_X: the program's (or another library's) call.
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter, result) \
+  COHORT_EXPORT result name params {                          \
     if (t_depth != 0 && !any_depth(#name)) return P##name args; \
     Enter enter;                                              \
     return __wrap_##name args;                                \
@@ -63,8 +63,8 @@ extern "C" {
 
 // __real_MPI_X: in the static build `--wrap` makes it MPI_X, the library's own; here it is PMPI_X, so a
 // wrapper written with either name reaches the MPI library in both builds. Not exported.
-#define COHORT_CALL(name, cls, params, args, ...) \
-  int __real_##name params { return P##name args; }
+#define COHORT_CALL(name, cls, params, args, note, root, dead_root, outputs, completion, entry, chapter, result) \
+  result __real_##name params { return P##name args; }
 #include "wrap/calls.def"
 #undef COHORT_CALL
 

@@ -40,6 +40,7 @@
 #include "wrap/calls.h"
 #include "wrap/coll/coll.hpp"
 #include "wrap/comm/comm.hpp"
+#include "wrap/replica/replica.hpp"
 #include "wrap/core/driver.hpp"
 #include "wrap/core/nbc.hpp"
 #include "wrap/core/progress.hpp"
@@ -102,8 +103,12 @@ const int *unweighted() {
 
 // This process's rank and the size in the program's numbering (a communicator with holes: not its handle's).
 int program_rank(MPI_Comm comm) {
-  const Alias *a = find_alias(comm);
   int me = 0;
+  if (replica::on()) {
+    replica::comm_rank(comm, &me);
+    return me;
+  }
+  const Alias *a = find_alias(comm);
   if (a != nullptr) return a->rank();
   PMPI_Comm_rank(comm, &me);
   return me;
@@ -358,6 +363,25 @@ int alltoallw_blocks(MPI_Comm comm, Alias &a, Topology &t, CallId id, const void
       [&](int j) { return Block{static_cast<char *>(recvbuf) + rdispls[j], recvcounts[j], recvtypes[j]}; }, request);
 }
 
+// MPI_Cart_create under replication: the logical communicator's first grid-size ranks, in order
+// (reorder ignored), split off and given the grid; the others get MPI_COMM_NULL (MPI 4.0, 8.5.1).
+int replica_cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], bool valid,
+                        MPI_Comm *newcomm) {
+  if (!valid) return comm_error(comm, MPI_ERR_ARG);
+  Cartesian g(std::vector<int>(dims, dims + ndims), std::vector<bool>(periods, periods + ndims));
+  int me = 0, n = 0;
+  replica::comm_rank(comm, &me);
+  replica::comm_size(comm, &n);
+  if (g.size() > n) {
+    COHORT_LOG_ERROR("MPI_Cart_create: a %s grid needs %d ranks, the communicator has %d; MPI_ERR_DIMS",
+                     shape(g).c_str(), g.size(), n);
+    return comm_error(comm, MPI_ERR_DIMS);
+  }
+  int rc = replica::comm_split(comm, me < g.size() ? 0 : MPI_UNDEFINED, me, newcomm, "MPI_Cart_create");
+  if (rc == MPI_SUCCESS) adopt_grid(g, *newcomm);
+  return rc;
+}
+
 // The topology of a communicator cohort made, for the neighbourhood collectives (nullptr: pass through).
 Topology *neighbourhood_of(MPI_Comm comm, Alias **a) {
   *a = find_alias(comm);
@@ -374,9 +398,10 @@ using cohort::topology::Cartesian;
 extern "C" int __wrap_MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
                                       MPI_Comm *newcomm) {
   count_call(CallId::MPI_Cart_create);
-  Alias *a = find_alias(comm);
   bool valid = newcomm != nullptr && ndims >= 0 && (ndims == 0 || (dims != nullptr && periods != nullptr));
   for (int i = 0; valid && i < ndims; ++i) valid = dims[i] > 0;
+  if (replica::on()) return replica_cart_create(comm, ndims, dims, periods, valid, newcomm);
+  Alias *a = find_alias(comm);
   if (a == nullptr || !valid) return PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);  // MPI reports it
   Cartesian g(std::vector<int>(dims, dims + ndims), std::vector<bool>(periods, periods + ndims));
   const int me = a->rank(), n = a->size();
@@ -397,6 +422,14 @@ extern "C" int __wrap_MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[]
 extern "C" int __wrap_MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
   count_call(CallId::MPI_Cart_sub);
   Cartesian g;
+  if (replica::on()) {
+    if (!find_grid(comm, &g) || remain_dims == nullptr || newcomm == nullptr) return comm_error(comm, MPI_ERR_ARG);
+    std::vector<bool> remain(remain_dims, remain_dims + g.ndims());
+    const int me = program_rank(comm);
+    int rc = replica::comm_split(comm, g.sub_color(me, remain), g.sub_rank(me, remain), newcomm, "MPI_Cart_sub");
+    if (rc == MPI_SUCCESS) adopt_grid(g.sub(remain), *newcomm);
+    return rc;
+  }
   Alias *a = find_alias(comm);
   if (a == nullptr || !find_grid(comm, &g) || remain_dims == nullptr || newcomm == nullptr)
     return PMPI_Cart_sub(comm, remain_dims, newcomm);

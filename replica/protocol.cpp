@@ -33,22 +33,60 @@ std::uint64_t Endpoint::send(int context, int dst, int tag, const Bytes &payload
   return seq;
 }
 
-void Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
+bool Endpoint::keep(ChannelState &cs, const Wire &w) {
+  cs.spare.erase(w.seq);
+  cs.held.emplace(w.seq, Delivery{w.channel, w.seq, w.tag, w.payload, w.synchronous, w.from});
+  ++held_count_;
+  if (w.seq == cs.next_deliver) ready_.insert(w.channel);
+  return true;
+}
+
+int Endpoint::kept_from(const Channel &c, std::uint64_t seq) const {
+  auto it = channels_.find(c);
+  if (it == channels_.end()) return -1;
+  auto h = it->second.held.find(seq);
+  return h == it->second.held.end() ? -1 : h->second.from;
+}
+
+// The lane's replica w died: the copies its twins sent meanwhile are kept in its place.
+void Endpoint::promote_spares(int w) {
+  const int a = p_->logical(w);
+  if (p_->replica(w) != p_->replica(self_)) return;
+  for (auto &[c, cs] : channels_) {
+    if (c.src != a || cs.spare.empty()) continue;
+    std::map<std::uint64_t, Delivery> spares;
+    spares.swap(cs.spare);
+    for (auto &[seq, d] : spares) {
+      if (seq < cs.next_deliver || cs.held.count(seq)) continue;
+      cs.held.emplace(seq, std::move(d));
+      ++held_count_;
+      if (seq == cs.next_deliver) ready_.insert(c);
+    }
+  }
+}
+
+bool Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
   switch (w.kind) {
     case Wire::data: {
-      if (w.channel.dst != logical()) return;
+      if (w.channel.dst != logical()) return false;
       ++counters_.copies_received;
       ChannelState &cs = channels_[w.channel];
       // NOTE: a copy is a duplicate when its sequence number was delivered or is held: the first copy
-      // of each (channel, seq) wins, whichever replica of the sender it came from.
+      // of each (channel, seq) wins, whichever replica of the sender it came from (with lanes: the
+      // lane's copy, or the first one once the lane's replica is dead).
       if (w.seq < cs.next_deliver || cs.held.count(w.seq)) {
         ++counters_.duplicates;
-        return;
+        return false;
       }
-      cs.held.emplace(w.seq, Delivery{w.channel, w.seq, w.tag, w.payload, w.synchronous});
-      ++held_count_;
-      if (w.seq == cs.next_deliver) ready_.insert(w.channel);
-      return;
+      if (limits_.lanes) {
+        const int lane = p_->world(w.channel.src, p_->replica(self_));
+        if (w.from != lane && live_.alive(lane)) {
+          if (!cs.spare.count(w.seq)) cs.spare.emplace(w.seq, Delivery{w.channel, w.seq, w.tag, w.payload, w.synchronous, w.from});
+          else ++counters_.duplicates;
+          return false;
+        }
+      }
+      return keep(cs, w);
     }
     case Wire::propose: {
       auto it = decisions_.find(w.event);
@@ -66,7 +104,7 @@ void Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
           d.proposed_by_me = false;
           d.acks.clear();
         } else {
-          return;  // a dead leader's stale proposal: a later leader's stands
+          return false;  // a dead leader's stale proposal: a later leader's stands
         }
       }
       Wire a;
@@ -77,19 +115,19 @@ void Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
       a.epoch = w.epoch;
       out->push_back(a);
       ++counters_.acks_sent;
-      return;
+      return false;
     }
     case Wire::ack: {
       auto it = decisions_.find(w.event);
-      if (it == decisions_.end()) return;
+      if (it == decisions_.end()) return false;
       Decision &d = it->second;
-      if (!d.proposed_by_me || d.epoch != w.epoch) return;
+      if (!d.proposed_by_me || d.epoch != w.epoch) return false;
       d.acks.insert(w.from);
       try_commit(w.event, d, out);
-      return;
+      return false;
     }
     case Wire::matched: {
-      if (w.channel.src != logical()) return;
+      if (w.channel.src != logical()) return false;
       // NOTE: the first acknowledgement completes the send; the receiver's other replicas' are dropped,
       // unless this replica has not made the send yet (a twin of it was ahead): kept until it does.
       auto it = channels_.find(w.channel);
@@ -98,17 +136,17 @@ void Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
       } else {
         early_acks_.insert({w.channel, w.seq});
       }
-      return;
+      return false;
     }
     case Wire::relay_done: {
       relays_from_[w.channel.src].insert(w.from);
       try_cut(w.channel.src, out);
-      return;
+      return false;
     }
     case Wire::commit: {
       auto it = decisions_.find(w.event);
       if (it == decisions_.end()) {
-        if (w.event < consumed_below_) return;
+        if (w.event < consumed_below_) return false;
         it = decisions_.emplace(w.event, Decision{}).first;
         it->second.epoch = w.epoch;
         it->second.outcome = w.outcome;
@@ -116,10 +154,10 @@ void Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
       Decision &d = it->second;
       if (d.outcome != w.outcome) {
         ++counters_.conflicts;
-        return;
+        return false;
       }
       d.committed = true;
-      return;
+      return false;
     }
   }
 }
@@ -163,6 +201,7 @@ void Endpoint::try_commit(std::uint64_t event, Decision &d, std::vector<Wire> *o
 
 Death Endpoint::replica_died(int w, std::vector<Wire> *out) {
   Death dd = live_.mark_dead(w);
+  if (dd.was_alive && limits_.lanes) promote_spares(w);
   if (dd.was_alive && dd.logical_dead && dd.logical != logical()) relay(dd.logical, out);
   if (!dd.was_alive || dd.logical != logical()) return dd;
   if (dd.leader_changed && dd.new_leader == self_) {

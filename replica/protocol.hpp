@@ -101,6 +101,8 @@ struct Wire {
   int tag = 0;
   bool synchronous = false;  ///< data: the receiver acknowledges the match
   Bytes payload;
+  std::uint64_t digest = 0;  ///< data: the sender's hash of the payload (SDC checking, replica/sdc_compare.hpp)
+  int call = -1;             ///< data: what made the message on the sender (the integration's call number)
   std::uint64_t event = 0;
   int epoch = 0;
   std::int64_t outcome = 0;
@@ -113,12 +115,18 @@ struct Delivery {
   int tag = 0;
   Bytes payload;
   bool synchronous = false;  ///< call Endpoint::matched when the program matches it
+  int from = -1;             ///< world rank of the sender replica whose copy this is
 };
 
 struct Limits {
   std::size_t max_held = 1u << 16;   ///< held first copies per replica (see Bounds above)
   std::size_t kept_decisions = 256;  ///< committed decisions kept for re-proposal after a takeover
   std::size_t kept_delivered = 16;   ///< delivered copies kept per channel, for the cut of a dead sender
+  /// Lanes (SDC checking, docs/design/sdc.md): replica k keeps the copy of sender replica k while that
+  /// replica lives; a twin's copy that comes first waits as a spare until the lane's arrives (then it is
+  /// a duplicate) or the lane's replica dies (then it is kept). So a corrupted sender replica reaches
+  /// only the receiver replicas of its own lane. Off: the first copy is kept, whichever replica sent it.
+  bool lanes = false;
 };
 
 /// Counters, for tests and the integration's summary.
@@ -154,8 +162,12 @@ class Endpoint {
   void matched(const Delivery &d, std::vector<Wire> *out);
 
   /// A wire message addressed to this replica arrived. Appends replies to *out. Messages from a replica
-  /// known dead are still used (their content is the same as its twins').
-  void receive(const Wire &w, std::vector<Wire> *out);
+  /// known dead are still used (their content is the same as its twins'). Returns true when w is a data
+  /// copy that this replica keeps for its program (not a duplicate, not a spare).
+  bool receive(const Wire &w, std::vector<Wire> *out);
+  /// The world rank of the sender replica whose copy of (c, seq) is held for the program; -1 when none is
+  /// held (not arrived, a spare only, or delivered already).
+  int kept_from(const Channel &c, std::uint64_t seq) const;
 
   /// World rank w died (the failure detector says so; once per rank is enough, repeats are ignored).
   /// Appends what the death makes necessary (commits no longer waiting on w; a new leader's proposals).
@@ -207,9 +219,12 @@ class Endpoint {
     std::uint64_t next_send = 0;
     std::uint64_t next_deliver = 0;
     std::map<std::uint64_t, Delivery> held;
+    std::map<std::uint64_t, Delivery> spare;  ///< lanes: a twin's copy waiting for the lane's
     std::vector<Delivery> kept;  ///< the last kept_delivered delivered, oldest first
   };
   static std::uint64_t cut_event(const Channel &c);
+  bool keep(ChannelState &cs, const Wire &w);
+  void promote_spares(int w);
   static std::uint64_t settle_event(int a);
   bool blocked_by_cut(const Channel &c, const ChannelState &cs) const;
   void relay(int a, std::vector<Wire> *out);

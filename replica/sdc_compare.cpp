@@ -49,21 +49,33 @@ void Comparator::mark_completed(const Key &key) {
 
 void Comparator::arrived(const Key &key, int from, Digest digest, const std::vector<int> &awaited,
                          std::vector<Verdict> *out) {
+  const bool first = !pending_.count(key);
+  arrived(key, from, std::move(digest), awaited, first, out);
+}
+
+void Comparator::kept(const Key &key, int from) {
+  auto it = pending_.find(key);
+  if (it != pending_.end()) it->second.delivered_from = from;
+}
+
+void Comparator::arrived(const Key &key, int from, Digest digest, const std::vector<int> &awaited, bool kept,
+                         std::vector<Verdict> *out) {
   if (mode_ == Mode::off || from < 0 || from >= replicas_) return;
   auto it = pending_.find(key);
   if (it == pending_.end()) {
     if (completed(key)) {
       ++counters_.late;
+      late(key, from, digest, out);
       return;
     }
     Pending p;
-    p.delivered_from = from;
     for (int k : awaited)
       if (k >= 0 && k < replicas_) p.awaited.insert(k);
     it = pending_.emplace(key, std::move(p)).first;
   }
   Pending &p = it->second;
   if (p.content.count(from)) return;
+  if (kept) p.delivered_from = from;
   std::size_t index = p.exemplars.size();
   for (std::size_t i = 0; i < p.exemplars.size(); ++i)
     if (same(p.exemplars[i], digest)) {
@@ -77,6 +89,33 @@ void Comparator::arrived(const Key &key, int from, Digest digest, const std::vec
   p.content[from] = index;
   p.awaited.erase(from);
   if (p.awaited.empty()) finish(it, out);
+}
+
+void Comparator::late(const Key &key, int from, const Digest &digest, std::vector<Verdict> *out) {
+  auto it = agreed_.find(key);
+  if (it == agreed_.end()) return;
+  Agreed &a = it->second;
+  for (int k : a.compared)
+    if (k == from) return;
+  if (digest.hash == a.hash) {
+    a.compared.push_back(from);
+    return;
+  }
+  Verdict v;
+  v.kind = Verdict::mismatch;
+  v.key = key;
+  v.compared = a.compared;
+  v.compared.push_back(from);
+  std::sort(v.compared.begin(), v.compared.end());
+  v.majority = 2 * a.compared.size() > v.compared.size();
+  if (v.majority) v.minority = {from};
+  v.delivered_from = a.delivered_from;
+  v.tainted = !v.majority;
+  v.groups = {a.compared, {from}};
+  v.content_of_delivered = 0;
+  ++counters_.mismatches;
+  a.compared.push_back(from);
+  out->push_back(std::move(v));
 }
 
 void Comparator::sender_replica_died(int logical, int replica, std::vector<Verdict> *out) {
@@ -105,6 +144,16 @@ void Comparator::finish(std::map<Key, Pending>::iterator it, std::vector<Verdict
   } else if (p.exemplars.size() == 1) {
     v.kind = Verdict::agree;
     ++counters_.agreed;
+    if (limits_.kept_agreed > 0) {
+      if (agreed_order_.size() < limits_.kept_agreed) {
+        agreed_order_.push_back(it->first);
+      } else {
+        agreed_.erase(agreed_order_[agreed_next_]);
+        agreed_order_[agreed_next_] = it->first;
+        agreed_next_ = (agreed_next_ + 1) % limits_.kept_agreed;
+      }
+      agreed_[it->first] = Agreed{p.exemplars[0].hash, v.compared, p.delivered_from};
+    }
   } else {
     v.kind = Verdict::mismatch;
     ++counters_.mismatches;
@@ -113,7 +162,27 @@ void Comparator::finish(std::map<Key, Pending>::iterator it, std::vector<Verdict
     if (v.majority)
       for (const auto &[replica, index] : p.content)
         if (index != best) v.minority.push_back(replica);
-    v.tainted = !v.majority || p.content.at(p.delivered_from) != best;
+    auto got = p.content.find(p.delivered_from);
+    v.tainted = !v.majority || (got != p.content.end() && got->second != best);
+    // Groups by content, the largest first (ties: the group of the lowest replica first).
+    for (std::size_t i = 0; i < p.exemplars.size(); ++i) {
+      std::vector<int> grp;
+      for (const auto &[replica, index] : p.content)
+        if (index == i) grp.push_back(replica);
+      v.groups.push_back(std::move(grp));
+    }
+    std::vector<std::size_t> order(v.groups.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      if (v.groups[x].size() != v.groups[y].size()) return v.groups[x].size() > v.groups[y].size();
+      return v.groups[x].front() < v.groups[y].front();
+    });
+    std::vector<std::vector<int>> sorted;
+    for (std::size_t i : order) {
+      if (got != p.content.end() && got->second == i) v.content_of_delivered = static_cast<int>(sorted.size());
+      sorted.push_back(v.groups[i]);
+    }
+    v.groups = std::move(sorted);
   }
   for (const Digest &d : p.exemplars) pending_bytes_ -= d.bytes.size();
   mark_completed(it->first);

@@ -89,11 +89,16 @@ struct Verdict {
   std::vector<int> minority;   ///< mismatch with a majority: the replicas outside it, ascending
   int delivered_from = -1;     ///< the sender replica whose copy this receiver's program got
   bool tainted = false;        ///< mismatch: that copy is not the majority's (or there is no majority)
+  int content_of_delivered = -1;        ///< mismatch: index into `groups` of the copy the program got
+  std::vector<std::vector<int>> groups;  ///< mismatch: the sender replicas by content, largest group first
 };
 
 struct Limits {
   std::size_t max_pending = 256;             ///< pending comparisons per receiver replica
   std::size_t max_pending_bytes = 64u << 20;  ///< `full` mode: bytes of exemplars held
+  /// Agreed comparisons remembered (their hash), so that a copy arriving after its comparison completed
+  /// (from a sender replica that died meanwhile, e.g. one fenced by a twin's verdict) is still compared.
+  std::size_t kept_agreed = 256;
 };
 
 struct Counters {
@@ -108,13 +113,25 @@ class Comparator {
 
   Mode mode() const { return mode_; }
 
-  /// A copy of `key` from sender replica `from` (0..r-1) arrived. The first arrival of a key is the copy
+  /// A copy of `key` from sender replica `from` (0..r-1) arrived. A copy arriving after its comparison
+  /// completed with `agree` (its sender replica died meanwhile) is compared with the agreed content while
+  /// that comparison is among the last Limits::kept_agreed: a difference is a mismatch verdict with that
+  /// replica as the minority. The first arrival of a key is the copy
   /// the program receives, and `awaited` lists the sender replicas alive now (from included; others
   /// are ignored for a key already pending). Appends the verdict to *out when this copy completes the
   /// comparison. A copy from a replica already compared for this key is ignored (MPI does not duplicate
   /// messages; a confused peer might).
   void arrived(const Key &key, int from, Digest digest, const std::vector<int> &awaited,
                std::vector<Verdict> *out);
+  /// As above, when the receiver does not keep the first copy to arrive (the protocol's lanes): `kept`
+  /// says whether this copy is the one its program receives. A key whose kept copy is not known yet gets
+  /// it from kept() (a spare promoted when the lane's replica died).
+  void arrived(const Key &key, int from, Digest digest, const std::vector<int> &awaited, bool kept,
+               std::vector<Verdict> *out);
+  /// Sender replica `from`'s copy of `key` is the one the program receives (if `key` is pending).
+  void kept(const Key &key, int from);
+  /// Whether `key` is waiting for copies.
+  bool pending(const Key &key) const { return pending_.count(key) != 0; }
 
   /// Sender replica `replica` of logical rank `logical` died: pending comparisons of that sender stop
   /// waiting for it. Appends the verdicts this completes.
@@ -136,6 +153,12 @@ class Comparator {
     std::map<int, std::size_t> content;    ///< sender replica -> index into exemplars
     std::vector<Digest> exemplars;         ///< one per distinct content
   };
+  struct Agreed {
+    std::uint64_t hash = 0;
+    std::vector<int> compared;
+    int delivered_from = -1;
+  };
+  void late(const Key &key, int from, const Digest &digest, std::vector<Verdict> *out);
   struct Done {
     std::uint64_t below = 0;               ///< every seq < below completed
     std::set<std::uint64_t> above;         ///< completed seqs >= below
@@ -150,6 +173,9 @@ class Comparator {
   Limits limits_;
   std::map<Key, Pending> pending_;
   std::map<Channel, Done> done_;
+  std::map<Key, Agreed> agreed_;      ///< the last kept_agreed agreed comparisons
+  std::vector<Key> agreed_order_;     ///< ring of their keys, oldest at agreed_next_
+  std::size_t agreed_next_ = 0;
   std::size_t pending_bytes_ = 0;
   Counters counters_;
 };

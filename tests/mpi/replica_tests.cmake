@@ -76,6 +76,39 @@ if(COHORT_BUILD_EXAMPLES)
          --kill rank=3,at=allgather.posted,hit=1
     COMMAND $<TARGET_FILE:ep> S)
 endif()
+# Silent data corruption checking (docs/design/sdc.md; tests/mpi/replica_sdc.sh): seeded COHORT_INJECT_SDC
+# flips in replica_sdc (point-to-point, nonblocking, derived and struct datatypes, every collective
+# replication runs), N = 2 logical ranks. Each launch costs ~1 s, so the flips per MPI are split: r = 2
+# under COHORT_ON_SDC=warn with many flips per job (each reported once), r = 2 abort and r = 3 fence with
+# one flip per job.
+cohort_test_program(replica_sdc replica_sdc.c)
+function(replica_sdc_test name)
+  cmake_parse_arguments(T "" "TIMEOUT;REPLICAS;NP" "ARGS" ${ARGN})
+  add_test(NAME ${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/replica_sdc.sh --mpi ${COHORT_MPI_NAME} --np ${T_NP}
+    --replicas ${T_REPLICAS} --timeout 30 ${_repl_envs} ${T_ARGS} -- $<TARGET_FILE:replica_sdc> 40)
+  set_tests_properties(${name} PROPERTIES LABELS "mpi;replica" TIMEOUT ${T_TIMEOUT} ENVIRONMENT "COHORT_RUN=${COHORT_RUN}")
+endfunction()
+# No injection: 0 reports with COHORT_SDC=hash and full, the output as with COHORT_SDC=off.
+replica_sdc_test(replica.sdc_clean NP 2 REPLICAS 2 TIMEOUT 120 ARGS --case clean)
+replica_sdc_test(replica.sdc_warn NP 2 REPLICAS 2 TIMEOUT 180 ARGS --case warn --jobs 5 --flips 40 --sends 40 --seed 7)
+replica_sdc_test(replica.sdc_abort NP 2 REPLICAS 2 TIMEOUT 180 ARGS --case abort --jobs 4 --sends 40 --seed 11)
+if(NOT COHORT_MPI_NAME STREQUAL "mpich")
+  replica_sdc_test(replica.sdc_fence NP 2 REPLICAS 3 TIMEOUT 240 ARGS --case fence --jobs 6 --sends 40 --seed 13)
+  # N = 4 logical ranks x 3 replicas (12 processes): messages between lanes of four ranks
+  replica_sdc_test(replica.sdc_fence_n4 NP 4 REPLICAS 3 TIMEOUT 240 ARGS --case fence --jobs 4 --sends 40 --seed 17)
+else()
+  # (MPICH: at most 4 processes here, so r = 3 runs one logical rank; its messages go to itself)
+  replica_sdc_test(replica.sdc_fence NP 1 REPLICAS 3 TIMEOUT 240 ARGS --case fence --jobs 6 --sends 30 --seed 13)
+endif()
+# An invalid SDC setting stops MPI_Init with one line naming it, exit code 2.
+cohort_mpi_test(replica.sdc_invalid_policy PART replica NP 2 TIMEOUT 60 EXIT 2 RUN_ARGS --replicas 2
+  ENV ${_repl_env} COHORT_ON_SDC=never
+  EXPECT "invalid COHORT_ON_SDC='never' \\(expected abort or warn\\)$"
+  COMMAND $<TARGET_FILE:replica_sdc> 2)
+cohort_mpi_test(replica.sdc_invalid_injection PART replica NP 2 TIMEOUT 60 EXIT 2 RUN_ARGS --replicas 2
+  ENV ${_repl_env} COHORT_INJECT_SDC=rank=2,replica=0,send=1
+  EXPECT "invalid COHORT_INJECT_SDC='rank=2,replica=0,send=1': rank 2 is out of range: the job has 2 logical ranks \\(0..1\\)$"
+  COMMAND $<TARGET_FILE:replica_sdc> 2)
 # MPI_Wtime decided by the leader (wrap/replica/wtime.cpp): replica_wtime steps until 1 s passed by the
 # times it reads, then rank 0 collects the step counts; every replica of a rank must take the same steps
 # (tests/mpi/replica_wtime.sh). Killed: the leader of logical rank 1 once its 8th time was decided (its

@@ -40,6 +40,39 @@ TEST(ReplicaMirror, EverySenderReplicaSendsToEveryLiveReceiverReplica) {
   EXPECT_EQ(a1.counters().copies_sent, 5u);
 }
 
+// Lanes (Limits::lanes, SDC checking): receiver replica 1 keeps sender replica 1's copy, even when a
+// twin's came first; once sender replica 1 is dead, the twin's copy waiting as a spare is kept instead.
+TEST(ReplicaMirror, LanesKeepTheLanesCopyAndPromoteASpareAtItsDeath) {
+  Placement p(2, 3);
+  Limits l;
+  l.lanes = true;
+  Endpoint b1(&p, p.world(1, 1), l);
+  std::vector<Wire> out[3], none;
+  for (int k = 0; k < 3; ++k) {
+    Endpoint a(&p, p.world(0, k), {});
+    a.send(0, 1, 7, bytes(10 + k), &out[k]);
+    a.send(0, 1, 7, bytes(20 + k), &out[k]);
+  }
+  const Channel c{0, 0, 1};
+  Wire m0 = only_to(out[0], b1.self())[0], m1 = only_to(out[1], b1.self())[0];
+  EXPECT_FALSE(b1.receive(m0, &none));  // a spare: sender replica 1 lives
+  EXPECT_FALSE(b1.ready(c));
+  EXPECT_TRUE(b1.receive(m1, &none));
+  EXPECT_EQ(b1.kept_from(c, 0), p.world(0, 1));
+  Delivery d;
+  ASSERT_TRUE(b1.deliver(c, &d));
+  EXPECT_EQ(d.payload, bytes(11));
+  EXPECT_EQ(d.from, p.world(0, 1));
+  // sequence number 1: replica 2's copy first, then the lane's replica dies before sending it
+  Wire s2 = only_to(out[2], b1.self())[1];
+  EXPECT_FALSE(b1.receive(s2, &none));
+  EXPECT_EQ(b1.kept_from(c, 1), -1);
+  b1.replica_died(p.world(0, 1), &none);
+  EXPECT_EQ(b1.kept_from(c, 1), p.world(0, 2));
+  ASSERT_TRUE(b1.deliver(c, &d));
+  EXPECT_EQ(d.payload, bytes(22));
+}
+
 // Copies of 50 logical messages from all 3 sender replicas, each copy twice, in random order: each
 // logical message is delivered once, in sequence order, whatever the order of arrival.
 TEST(ReplicaMirror, ExactlyOnceInOrderUnderReorderingAndDuplication) {

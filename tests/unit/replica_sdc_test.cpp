@@ -201,6 +201,50 @@ TEST(SdcCompare, ARepeatedCopyFromOneReplicaIsIgnored) {
   EXPECT_EQ(c.pending(), 0u);
 }
 
+// A copy from a sender replica that died after its twins' copies agreed (fenced on a twin's verdict, say)
+// arrives late: compared with the agreed hash, a difference is a mismatch with that replica the minority.
+TEST(SdcCompare, ALateCopyIsComparedWithTheAgreedContent) {
+  Comparator c(Mode::hash, 3);
+  std::vector<Verdict> out;
+  c.arrived(key(0), 0, make_digest(Mode::hash, payload(1)), all(3), &out);
+  c.arrived(key(0), 2, make_digest(Mode::hash, payload(1)), all(3), &out);
+  c.sender_replica_died(0, 1, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Verdict::agree);
+  out.clear();
+  c.arrived(key(0), 1, make_digest(Mode::hash, corrupted(1)), all(3), &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Verdict::mismatch);
+  EXPECT_TRUE(out[0].majority);
+  EXPECT_EQ(out[0].minority, std::vector<int>{1});
+  EXPECT_FALSE(out[0].tainted);
+  EXPECT_EQ(out[0].compared, (std::vector<int>{0, 1, 2}));
+  out.clear();
+  c.arrived(key(0), 1, make_digest(Mode::hash, corrupted(1)), all(3), &out);  // once only
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(c.counters().late, 2u);
+}
+
+// With lanes the copy the program gets is not the first to arrive: `kept` says which one it is, and the
+// taint rule follows it.
+TEST(SdcCompare, TheKeptCopyDecidesTheTaint) {
+  Comparator c(Mode::hash, 3);
+  std::vector<Verdict> out;
+  c.arrived(key(0), 1, make_digest(Mode::hash, corrupted(1)), all(3), false, &out);
+  c.arrived(key(0), 0, make_digest(Mode::hash, payload(1)), all(3), true, &out);
+  c.arrived(key(0), 2, make_digest(Mode::hash, payload(1)), all(3), false, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].delivered_from, 0);
+  EXPECT_FALSE(out[0].tainted);
+  EXPECT_EQ(out[0].groups, (std::vector<std::vector<int>>{{0, 2}, {1}}));
+  out.clear();
+  c.arrived(key(1), 1, make_digest(Mode::hash, corrupted(1)), all(3), true, &out);
+  c.arrived(key(1), 0, make_digest(Mode::hash, payload(1)), all(3), false, &out);
+  c.arrived(key(1), 2, make_digest(Mode::hash, payload(1)), all(3), false, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].tainted);
+}
+
 TEST(SdcCompare, TheBoundIsReachedAndReleased) {
   Limits limits;
   limits.max_pending = 4;

@@ -27,6 +27,7 @@
 #include "replica/comms.hpp"
 #include "replica/placement.hpp"
 #include "replica/protocol.hpp"
+#include "wrap/replica/sdc_check.hpp"
 #include "wrap/core/policy.hpp"
 #include "wrap/core/settings.hpp"
 #include "wrap/core/stop_job.hpp"
@@ -54,14 +55,15 @@ std::uint64_t match_seq(std::int64_t o) { return static_cast<std::uint64_t>(o) >
 
 // ---- the wire format: a fixed header, then the payload ----
 struct Header {
-  std::int32_t kind, context, src, dst, tag, epoch, synchronous;
+  std::int32_t kind, context, src, dst, tag, epoch, synchronous, call;
   std::uint64_t seq, event;
   std::int64_t outcome;
+  std::uint64_t digest;
 };
 
 Bytes encode(const Wire &w) {
-  Header h{w.kind, w.channel.context, w.channel.src, w.channel.dst, w.tag, w.epoch, w.synchronous ? 1 : 0,
-           w.seq,  w.event, w.outcome};
+  Header h{w.kind, w.channel.context, w.channel.src, w.channel.dst, w.tag, w.epoch, w.synchronous ? 1 : 0, w.call,
+           w.seq,  w.event, w.outcome, w.digest};
   Bytes b(sizeof h + w.payload.size());
   std::memcpy(b.data(), &h, sizeof h);
   if (!w.payload.empty()) std::memcpy(b.data() + sizeof h, w.payload.data(), w.payload.size());
@@ -82,6 +84,8 @@ bool decode(const Bytes &b, int from, int to, Wire *w) {
   w->seq = h.seq;
   w->event = h.event;
   w->outcome = h.outcome;
+  w->call = h.call;
+  w->digest = h.digest;
   w->payload.assign(b.begin() + sizeof h, b.end());
   return true;
 }
@@ -152,6 +156,7 @@ struct InFlight {
 cohort::replica::Limits endpoint_limits() {
   cohort::replica::Limits l;
   l.kept_delivered = 0;
+  l.lanes = sdc_check::on();
   return l;
 }
 
@@ -180,6 +185,7 @@ class Engine {
     moved |= pull_deliveries();
     moved |= match();
     flush();
+    if (sdc_check::on()) sdc_check::poll(ep_);
     return moved;
   }
   /// Polls until done() holds, yielding the core between idle rounds.
@@ -202,7 +208,24 @@ class Engine {
 
   // ---- messages ----
   std::uint64_t send_packed(int context, int dst, int tag, const Bytes &payload, bool synchronous = false) {
+    if (sdc_check::on()) return send_checked(context, dst, tag, payload, synchronous);
     std::uint64_t seq = ep_.send(context, dst, tag, payload, &out_, synchronous);
+    flush();
+    return seq;
+  }
+  // A send whose copies carry the digest (and the call) that the receivers compare (sdc_check.hpp).
+  std::uint64_t send_checked(int context, int dst, int tag, const Bytes &payload, bool synchronous) {
+    Bytes scratch;
+    std::uint64_t digest = 0;
+    int call = -1;
+    const Bytes &p = sdc_check::outgoing(payload, &scratch, &digest, &call);
+    const std::size_t first = out_.size();
+    std::uint64_t seq = ep_.send(context, dst, tag, p, &out_, synchronous);
+    for (std::size_t i = first; i < out_.size(); ++i) {
+      out_[i].digest = digest;
+      out_[i].call = call;
+    }
+    sdc_check::sent(Channel{context, logical(), dst}, seq);
     flush();
     return seq;
   }
@@ -244,7 +267,7 @@ class Engine {
   /// sender has delivered here its copy of each logical message this replica used (the duplicates are
   /// taken off the wire: MPICH's UCX warns at finalize about messages nobody received).
   void finish() {
-    until([&] { return sends_.empty() && all_copies_in(); });
+    until([&] { return sends_.empty() && all_copies_in() && sdc_check::idle(); });
     if (!log::enabled(log::Level::info) || !ep_.is_leader() || logical() != first_live_logical()) return;
     std::string left;
     for (int l = 0; l < size(); ++l)
@@ -276,6 +299,7 @@ class Engine {
       moved = true;
       const bool was_leader = ep_.is_leader();
       cohort::replica::Death d = ep_.replica_died(w, &out_);
+      if (sdc_check::on()) sdc_check::replica_died(w, ep_);
       if (!was_leader && ep_.is_leader()) become_leader();
       const char *host = host_names_[static_cast<std::size_t>(w)].c_str();
       const int left = ep_.liveness().live_replicas(d.logical);
@@ -314,6 +338,8 @@ class Engine {
   }
 
  public:
+  /// The standard error this process had at MPI_Init (a twin's fd 2 is /dev/null until it leads).
+  int stderr_at_init() const { return saved_err_ >= 0 ? saved_err_ : 2; }
   void silence_if_twin() {
     if (ep_.is_leader()) return;
     std::fflush(stdout);
@@ -368,7 +394,8 @@ class Engine {
         std::uint64_t &n = copies_from_[{w.from, w.channel}];
         if (w.seq + 1 > n) n = w.seq + 1;
       }
-      ep_.receive(w, &out_);
+      const bool kept = ep_.receive(w, &out_);
+      if (w.kind == Wire::data && sdc_check::on()) sdc_check::arrived(w, kept, ep_);
       moved = true;
     }
     return moved;
@@ -409,6 +436,8 @@ class Engine {
 
   bool pull_deliveries() {
     bool moved = false;
+    // NOTE: at the bound of pending comparisons the program gets nothing more until copies complete them.
+    if (sdc_check::on() && sdc_check::full()) return false;
     for (const Channel &c : ep_.ready_channels()) {
       Delivery d;
       while (ep_.deliver(c, &d)) {
@@ -669,6 +698,7 @@ Bytes pack(const void *buf, int count, MPI_Datatype type) {
   int pos = 0;
   if (count > 0) PMPI_Pack(buf, count, type, b.data(), size, &pos, MPI_COMM_WORLD);
   b.resize(static_cast<std::size_t>(pos));
+  if (sdc_check::on()) sdc_check::packed(buf, count, type, &b);
   return b;
 }
 
@@ -772,13 +802,14 @@ void combine(std::vector<Bytes> &parts, void *recvbuf, int count, MPI_Datatype t
 
 void start() {
   g_replicas = static_cast<int>(read_setting(setting::COHORT_REPLICAS));
-  if (g_replicas == 1) return;
   int world_size = 0, world_rank = 0;
   PMPI_Comm_size(cohort::world(), &world_size);
   PMPI_Comm_rank(cohort::world(), &world_rank);
   if (world_size % g_replicas != 0)
     log::fatal(2, "COHORT_REPLICAS=%d: the job has %d processes, not a multiple of %d (cohort-run --replicas R -n N "
                "starts R x N)", g_replicas, world_size, g_replicas);
+  sdc_check::configure(g_replicas, world_size / g_replicas);
+  if (g_replicas == 1) return;
   if (cohort::world_from_session())
     log::fatal(2, "COHORT_REPLICAS=%d: replication needs MPI_Init (the Sessions model is not supported yet)",
                g_replicas);
@@ -824,6 +855,7 @@ void start() {
   PMPI_Group_incl(all_group, g_engine->size(), slice.data(), &g_slice);
   PMPI_Group_free(&all_group);
   g_engine->silence_if_twin();
+  if (sdc_check::on()) sdc_check::attach(&g_engine->placement(), g_engine->stderr_at_init());
   replica_mode::g_on.store(true);
 }
 

@@ -6,6 +6,7 @@
 #include "wrap/calls.h"
 #include "wrap/core/replica_mode.hpp"
 #include "wrap/replica/replica.hpp"
+#include "wrap/replica/sdc_check.hpp"
 
 namespace cohort::wrap::replica {
 namespace {
@@ -70,6 +71,7 @@ bool handles(CallId id) { return kHandledById[static_cast<int>(id)]; }
 namespace cohort::wrap::replica_mode {
 
 void check_call(int call_id) {
+  replica::sdc_check::set_call(call_id);
   if (replica::handles(static_cast<CallId>(call_id))) return;
   replica::stop_unsupported(kCallInfo[call_id].name);
 }

@@ -160,6 +160,7 @@ bool Endpoint::receive(const Wire &w, std::vector<Wire> *out) {
       return false;
     }
   }
+  return false;  // a kind no replica sends: dropped
 }
 
 void Endpoint::propose(std::uint64_t event, Decision &d, std::vector<Wire> *out) {

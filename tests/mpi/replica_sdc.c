@@ -69,9 +69,10 @@ int main(int argc, char **argv) {
 
     int out = rank * 7 + round, in = -1;
     MPI_Request rq[2];
+    MPI_Status st[2];
     MPI_Irecv(&in, 1, MPI_INT, prev, 3, MPI_COMM_WORLD, &rq[0]);
     MPI_Isend(&out, 1, MPI_INT, next, 3, MPI_COMM_WORLD, &rq[1]);
-    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    MPI_Waitall(2, rq, st);
     if (in != prev * 7 + round) ok = 0;
     sum = fold(sum, &in, sizeof in);
 
@@ -97,7 +98,8 @@ int main(int argc, char **argv) {
     MPI_Request rr[2];
     MPI_Irecv(s, 2, rec_r, prev, 5, MPI_COMM_WORLD, &rr[0]);
     MPI_Isend(r, 2, rec_r, next, 5, MPI_COMM_WORLD, &rr[1]);
-    MPI_Waitall(2, rr, MPI_STATUSES_IGNORE);
+    MPI_Status rs[2];
+    MPI_Waitall(2, rr, rs);
     for (int k = 0; k < 2; ++k) {
       if (s[k].i != prev * 3 + k || s[k].c != (char)('a' + prev + k)) ok = 0;
       sum = fold(sum, &s[k].c, 1);

@@ -7,6 +7,7 @@
 #   replica_compare.sh --mpi M --np N --replicas R --timeout S [--kill SPEC]... [--ignore REGEX]
 #                      [--expect REGEX] [--env VAR=value]... -- prog args...
 set -u
+. "$(dirname "$0")/launcher_notice.sh"
 mpi="" np="" replicas=2 timeout_s=60 ignore='^$^' expect='cohort-test: rank 0 PASS'
 kills=() envs=()
 while [ $# -gt 0 ]; do
@@ -48,12 +49,7 @@ one_run() {
   if [ -n "$inject" ] && ! grep -aqE 'warn: replica [0-9]+ of logical rank [0-9]+ \(world rank [0-9]+, host .*\) died' "$dir/$name.err"; then
     echo "FAIL: $name: no survivor logged the replica's death"; ok=0
   fi
-  # NOTE: MPICH's hydra sometimes writes its own notice of a killed rank to the job's standard output
-  # ("YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Hangup (signal 1)" and two more lines: seen in
-  # replica.montecarlo_pi and replica.ep_class_S). It is the launcher's text, not the program's: left out.
-  grep -avE -- "$ignore" "$dir/$name.out" \
-    | grep -avE '^(YOUR APPLICATION TERMINATED WITH THE EXIT STRING: .*|This typically refers to a problem with your application\.|Please see the FAQ page for debugging suggestions)$' \
-    >"$dir/$name.cmp"
+  without_launcher_notice "$dir/$name.out" | grep -avE -- "$ignore" >"$dir/$name.cmp"
 }
 one_run reference 1 "" "$@"
 one_run replicated "$replicas" "" "$@"

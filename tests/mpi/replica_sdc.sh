@@ -17,6 +17,7 @@
 #   replica_sdc.sh --mpi M --np N --replicas R --timeout S --case clean|abort|warn|fence [--jobs J]
 #                  [--flips F] [--sends K] [--seed X] [--env VAR=value]... -- prog args...
 set -u
+. "$(dirname "$0")/launcher_notice.sh"
 mpi="" np="" replicas=2 timeout_s=60 case_="" jobs=1 flips=1 sends=40 seed=1 envs=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -91,7 +92,7 @@ case "$case_" in
       if grep -aq 'silent data corruption' "$dir/$mode.err"; then show "$mode"; fail "$mode: a false positive"; fi
     done
     for mode in hash full; do
-      cmp -s "$dir/off.out" "$dir/$mode.out" || fail "the output with COHORT_SDC=$mode differs from COHORT_SDC=off"
+      cmp -s <(without_launcher_notice "$dir/off.out") <(without_launcher_notice "$dir/$mode.out") || fail "the output with COHORT_SDC=$mode differs from COHORT_SDC=off"
     done
     ;;
   abort|fence)
@@ -116,7 +117,7 @@ case "$case_" in
         if [ "$rc" != 0 ] && ! { [ "$rc" = 86 ] && grep -aq 'rank 0 was fenced' "$dir/job$j.err"; }; then
           fail "job$j ($spec): exit $rc"
         fi
-        cmp -s "$dir/reference.out" "$dir/job$j.out" || fail "job$j ($spec): the survivors' output differs from the fault-free run's"
+        cmp -s <(without_launcher_notice "$dir/reference.out") <(without_launcher_notice "$dir/job$j.out") || fail "job$j ($spec): the survivors' output differs from the fault-free run's"
         grep -aqE 'rank [0-9]+ \(fenced\)|rank 0 was fenced' "$dir/job$j.err" || fail "job$j ($spec): no replica was fenced"
       fi
       check_reports "job$j" 1

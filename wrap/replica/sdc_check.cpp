@@ -267,6 +267,10 @@ void poll(const Endpoint &ep) {
 
 bool full() { return g.comparator && g.comparator->full(); }
 
+bool pending(const Channel &c, std::uint64_t seq) {
+  return g.comparator && g.comparator->pending(sdc::Key{c, seq});
+}
+
 bool idle() { return !g.comparator || g.comparator->pending() == 0; }
 
 }  // namespace cohort::wrap::replica::sdc_check

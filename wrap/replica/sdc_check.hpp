@@ -52,8 +52,10 @@ void replica_died(int w, const cohort::replica::Endpoint &ep);
 /// In every progress round: a twin that learned of a mismatch under COHORT_ON_SDC=abort and became its
 /// rank's leader reports it and stops the job.
 void poll(const cohort::replica::Endpoint &ep);
-/// The bound of pending comparisons is reached: deliver nothing more to the program for now.
+/// The bound of pending comparisons is reached: deliver no message whose comparison is pending for now.
 bool full();
+/// The comparison of message (c, seq) is pending (some copy awaited).
+bool pending(const cohort::replica::Channel &c, std::uint64_t seq);
 /// No comparison pending (what MPI_Finalize waits for).
 bool idle();
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# bench/run_replica.sh: replication's cost (docs/design/replication.md), side by side in one run: each
-# benchmark launched as raw MPI (the *_raw build), through cohort at r = 1 and at r = 2 (r = 3 too with
+# bench/run_replica.sh: replication's cost (docs/design/replication.md) and its SDC checking's
+# (docs/design/sdc.md), side by side in one run: each benchmark launched as raw MPI (the *_raw build),
+# through cohort at r = 1, and at r = 2 with COHORT_SDC=off, hash (the default) and full (r = 3 too with
 # --r3), at the same logical ranks, alternately round by round with the same scripts/cohort-run.
 #   bench/run_replica.sh [--rounds R] [--mpi openmpi|mpich] [--r3] [--name NAME] [--summary-only]
 #     R default 3; NAME default replica.
+# Variants: raw, r1, r2off, r2 (hash), r2full (and r3off, r3, r3full).
 # Benchmarks (logical ranks): OSU ping-pong latency and bandwidth at 8 B, 1 KiB and 1 MiB, Allreduce and
 # Bcast at 8 B and 64 KiB (bench/osu.c, 2 ranks); EP class A end to end (examples/ep, 1 and 2 ranks); the
 # CG-like loop (bench/replica_cg.c, 2 ranks). A run with more processes than cores (r x ranks > nproc) is
@@ -11,7 +13,8 @@
 # only the runs that fit the cores are made.
 # Each launch holds /tmp/cohort-ranks.lock for itself only. Writes bench/results/NAME.csv
 # (round,mpi,benchmark,bytes,ranks,variant,processes,value: µs for latency and collectives, MB/s for bw,
-# s for ep, ms for cg) and NAME-summary.md (bench/replica_summary.py). Needs scripts/build <mpi> first.
+# s for ep, ms for cg; benchmark cg_rss: the CG loop's peak resident memory per process, KiB) and
+# NAME-summary.md (bench/replica_summary.py). Needs scripts/build <mpi> first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/bench/results
@@ -30,27 +33,33 @@ done
 build=$root/build/$mpi
 csv=$out/$name.csv
 cores=$(nproc)
-variants=(raw r1 r2)
-[ "$r3" = 1 ] && variants+=(r3)
+variants=(raw r1 r2off r2 r2full)
+[ "$r3" = 1 ] && variants+=(r3off r3 r3full)
 
 # launch ROUND BENCH RANKS VARIANT PROG ARGS...: one launch; its rows go to the CSV.
 launch() {
   local round=$1 bench=$2 np=$3 v=$4 prog=$5
   shift 5
-  local r=1 exe=$build/$prog
-  case $v in raw) exe=$build/${prog}_raw ;; r*) r=${v#r} ;; esac
+  local r=1 exe=$build/$prog sdc=hash
+  case $v in
+    raw) exe=$build/${prog}_raw ;;
+    r?off) r=${v:1:1} sdc=off ;;
+    r?full) r=${v:1:1} sdc=full ;;
+    r?) r=${v:1:1} ;;
+  esac
   local procs=$((np * r))
   if [ "$mpi" = mpich ] && [ "$procs" -gt "$cores" ]; then return 0; fi
   echo "== round $round/$rounds: $mpi $bench, $np ranks, $v ($procs processes)" >&2
   local t0 t1 lines
   t0=$(date +%s.%N)
-  lines=$(COHORT_REPLICAS=$r flock /tmp/cohort-ranks.lock timeout 900 "$root/scripts/cohort-run" --mpi "$mpi" \
+  lines=$(COHORT_REPLICAS=$r COHORT_SDC=$sdc flock /tmp/cohort-ranks.lock timeout 900 "$root/scripts/cohort-run" --mpi "$mpi" \
             --timeout 890 -n "$np" "$exe" "$@" 2>/dev/null) || { echo "run_replica: $bench $v failed" >&2; return 0; }
   t1=$(date +%s.%N)
   case $bench in
     osu) grep '^osu,' <<<"$lines" | awk -F, -v p="$round,$mpi" -v s="$np,$v,$procs" '{print p","$2","$3","s","$4}' ;;
     ep)  echo "$round,$mpi,ep_A,0,$np,$v,$procs,$(awk "BEGIN{print $t1 - $t0}")" ;;
-    cg)  grep '^replica_cg,' <<<"$lines" | awk -F, -v p="$round,$mpi" -v s="$np,$v,$procs" '{print p",cg,0,"s","$3}' ;;
+    cg)  grep '^replica_cg,' <<<"$lines" | awk -F, -v p="$round,$mpi" -v s="$np,$v,$procs" \
+           '{print p",cg,0,"s","$3; print p",cg_rss,0,"s","$5}' ;;
   esac >>"$csv"
 }
 

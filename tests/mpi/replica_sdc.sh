@@ -148,5 +148,15 @@ case "$case_" in
   *) echo "replica_sdc.sh: --case clean|abort|warn|fence" >&2; exit 2 ;;
 esac
 echo "replica_sdc.sh: case $case_, $injected flips made ($fed into a computation's input), $detected reported once"
+# Every report gives its detection latency; its spread over this run's reports.
+reports=$(cat "$dir"/*.err | grep -a 'silent data corruption: message ')
+if [ -n "$reports" ]; then
+  timed=$(grep -aoE '\(detected [0-9]+ copies and [0-9]+ us after its first copy arrived\)' <<<"$reports")
+  [ "$(wc -l <<<"$timed")" = "$(wc -l <<<"$reports")" ] || fail "a report without its detection latency"
+  n=$(wc -l <<<"$timed")
+  copies=$(awk '{print $2}' <<<"$timed" | sort -n)
+  us=$(awk '{print $5}' <<<"$timed" | sort -n)
+  echo "replica_sdc.sh: detection latency over $n reports: copies median $(sed -n "$(((n + 1) / 2))p" <<<"$copies"), max $(tail -1 <<<"$copies"); us median $(sed -n "$(((n + 1) / 2))p" <<<"$us"), max $(tail -1 <<<"$us")"
+fi
 [ $ok = 1 ] && { echo "PASS"; exit 0; }
 exit 1

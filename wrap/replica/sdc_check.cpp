@@ -56,6 +56,13 @@ struct State {
   std::uint64_t memory_hash = 0;
   long long memory_bit = -1;
   std::map<sdc::Key, int> calls;  // pending keys -> the call that made the message
+  // Detection latency: for each pending key, the copies fed so far and the time when its first copy arrived.
+  struct FirstCopy {
+    long long copies = 0;
+    long long ns = 0;
+  };
+  std::map<sdc::Key, FirstCopy> first;
+  long long copies = 0;  // data copies fed to the comparison
   std::string deferred_abort;     // a twin's report under abort, until it leads
   std::vector<sdc::Verdict> verdicts;
 };
@@ -65,6 +72,12 @@ std::string replicas_text(const std::vector<int> &rs) {
   std::string s;
   for (int r : rs) s += (s.empty() ? "" : ",") + std::to_string(r);
   return (rs.size() == 1 ? "replica " : "replicas ") + s;
+}
+
+long long monotonic_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
 std::string message_text(const sdc::Key &k, int call) {
@@ -96,9 +109,22 @@ void act(const sdc::Verdict &v, const Endpoint &ep) {
   auto c = g.calls.find(v.key);
   int call = c == g.calls.end() ? -1 : c->second;
   if (c != g.calls.end()) g.calls.erase(c);
+  // NOTE: the latency counts from the first copy's arrival here, not from the corrupted send: the
+  // transport's own latency (a few µs on one host) comes before it.
+  auto f = g.first.find(v.key);
+  const bool timed = f != g.first.end();
+  State::FirstCopy first;
+  if (timed) {
+    first = f->second;
+    g.first.erase(f);
+  }
   if (v.kind != sdc::Verdict::mismatch) return;
+  const std::string latency =
+      timed ? " (detected " + std::to_string(g.copies - first.copies) + " copies and " +
+                  std::to_string((monotonic_ns() - first.ns) / 1000) + " us after its first copy arrived)"
+            : "";
   const int src = v.key.channel.src;
-  std::string text = "silent data corruption: " + message_text(v.key, call) + ": ";
+  std::string text = "silent data corruption: " + message_text(v.key, call) + latency + ": ";
   if (v.majority) {
     text += replicas_text(v.groups.front()) + " agree, " + replicas_text(v.minority) +
             (v.minority.size() == 1 ? " differs" : " differ") + "; fencing " + replicas_text(v.minority) +
@@ -240,9 +266,14 @@ void arrived(const Wire &w, bool kept, const Endpoint &ep) {
   std::vector<int> awaited;
   for (int r : ep.liveness().live(w.channel.src)) awaited.push_back(p.replica(r));
   g.calls.emplace(key, w.call);
+  ++g.copies;
+  g.first.emplace(key, State::FirstCopy{g.copies, monotonic_ns()});
   g.comparator->arrived(key, p.replica(w.from), std::move(d), awaited, kept, &g.verdicts);
   if (!g.verdicts.empty()) act_all(ep);
-  if (!g.comparator->pending(key)) g.calls.erase(key);  // a late copy (from a replica that died)
+  if (!g.comparator->pending(key)) {  // a late copy (from a replica that died)
+    g.calls.erase(key);
+    g.first.erase(key);
+  }
 }
 
 void replica_died(int w, const Endpoint &ep) {

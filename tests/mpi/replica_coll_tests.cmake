@@ -21,10 +21,17 @@ if(COHORT_BUILD_EXAMPLES)
 endif()
 # The histogram example (per round an MPI_Alltoall of counts and an MPI_Alltoallv of values, an
 # MPI_Gatherv and an MPI_Reduce; MPI_Wtime, a leader's decision): a twin killed in an Alltoallv, a leader
-# in a Gatherv, rank 0's twin in an Alltoall. (The time line differs between any two runs.)
+# in a Gatherv, rank 0's twin in an Alltoall. (The time line differs between any two runs.) MPICH runs it
+# with UCX_RNDV_THRESH=inf (docs/guide/troubleshooting.md): UCX 1.13 aborts a survivor that reads an
+# Alltoallv block by rendezvous (CMA) from a replica killed mid-transfer, which is not cohort's code.
+if(COHORT_MPI_NAME STREQUAL "mpich")
+  set(_histogram_env --env UCX_RNDV_THRESH=inf)
+else()
+  set(_histogram_env)
+endif()
 if(COHORT_BUILD_EXAMPLES)
   replica_test(replica.histogram TIMEOUT 60
-    ARGS --ignore "^time:" --expect "^survivors: 2 of 2 ranks$" --kill rank=3,at=alltoallv.posted,hit=20
+    ARGS ${_histogram_env} --ignore "^time:" --expect "^survivors: 2 of 2 ranks$" --kill rank=3,at=alltoallv.posted,hit=20
          --kill rank=1,at=gatherv.posted,hit=30 --kill rank=2,at=alltoall.posted,hit=45
     COMMAND $<TARGET_FILE:histogram> 60 20000)
 endif()

@@ -13,7 +13,7 @@
 # only the runs that fit the cores are made.
 # Each launch holds /tmp/cohort-ranks.lock for itself only. Writes bench/results/NAME.csv
 # (round,mpi,benchmark,bytes,ranks,variant,processes,value: µs for latency and collectives, MB/s for bw,
-# s for ep, ms for cg; benchmark cg_rss: the CG loop's peak resident memory per process, KiB) and
+# s for ep, ms for cg; benchmark cg_rss: the CG loop's peak resident memory of rank 0's process, KiB) and
 # NAME-summary.md (bench/replica_summary.py). Needs scripts/build <mpi> first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

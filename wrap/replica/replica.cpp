@@ -437,9 +437,9 @@ class Engine {
   bool pull_deliveries() {
     bool moved = false;
     // NOTE: at the bound of pending comparisons a message whose comparison is pending waits until copies
-    // complete comparisons; one whose comparison is complete goes on. Holding that one back too deadlocked
-    // (replica.colls, MPICH, 1 run in ~25): a receiver whose 256 pending comparisons awaited a sender
-    // replica held back the copies that replica's own progress waited for.
+    // complete comparisons; one whose comparison is complete goes on. Holding that one back too can
+    // deadlock: a receiver whose pending comparisons all await a sender replica would hold back the copies
+    // that replica's own progress waits for.
     for (const Channel &c : ep_.ready_channels()) {
       Delivery d;
       while (!(sdc_check::on() && sdc_check::full() && sdc_check::pending(c, delivered_[c])) && ep_.deliver(c, &d)) {

@@ -55,9 +55,10 @@ struct State {
   bool memory_flip = false;
   std::uint64_t memory_hash = 0;
   long long memory_bit = -1;
-  std::map<sdc::Key, int> calls;  // pending keys -> the call that made the message
-  // Detection latency: for each pending key, the copies fed so far and the time when its first copy arrived.
+  // Per pending key: the call that made the message, and for the detection latency the copies fed so far
+  // and the time when its first copy arrived.
   struct FirstCopy {
+    int call = -1;
     long long copies = 0;
     long long ns = 0;
   };
@@ -106,9 +107,6 @@ void line_to_stderr(const std::string &text) {
 }
 
 void act(const sdc::Verdict &v, const Endpoint &ep) {
-  auto c = g.calls.find(v.key);
-  int call = c == g.calls.end() ? -1 : c->second;
-  if (c != g.calls.end()) g.calls.erase(c);
   // NOTE: the latency counts from the first copy's arrival here, not from the corrupted send: the
   // transport's own latency (a few µs on one host) comes before it.
   auto f = g.first.find(v.key);
@@ -124,7 +122,7 @@ void act(const sdc::Verdict &v, const Endpoint &ep) {
                   std::to_string((monotonic_ns() - first.ns) / 1000) + " us after its first copy arrived)"
             : "";
   const int src = v.key.channel.src;
-  std::string text = "silent data corruption: " + message_text(v.key, call) + latency + ": ";
+  std::string text = "silent data corruption: " + message_text(v.key, first.call) + latency + ": ";
   if (v.majority) {
     text += replicas_text(v.groups.front()) + " agree, " + replicas_text(v.minority) +
             (v.minority.size() == 1 ? " differs" : " differ") + "; fencing " + replicas_text(v.minority) +
@@ -265,15 +263,11 @@ void arrived(const Wire &w, bool kept, const Endpoint &ep) {
   else d.hash = w.digest;
   std::vector<int> awaited;
   for (int r : ep.liveness().live(w.channel.src)) awaited.push_back(p.replica(r));
-  g.calls.emplace(key, w.call);
   ++g.copies;
-  g.first.emplace(key, State::FirstCopy{g.copies, monotonic_ns()});
+  g.first.emplace(key, State::FirstCopy{w.call, g.copies, monotonic_ns()});
   g.comparator->arrived(key, p.replica(w.from), std::move(d), awaited, kept, &g.verdicts);
   if (!g.verdicts.empty()) act_all(ep);
-  if (!g.comparator->pending(key)) {  // a late copy (from a replica that died)
-    g.calls.erase(key);
-    g.first.erase(key);
-  }
+  if (!g.comparator->pending(key)) g.first.erase(key);  // a late copy (from a replica that died)
 }
 
 void replica_died(int w, const Endpoint &ep) {
